@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp_devmap - the in-kernel baseline ferry is benchmarked against: every
+ * frame goes straight back out through DEVMAP entry 0, no parsing.
+ *
+ * xdp_pass_prog goes on the receiving veth peer: a veth only accepts
+ * ndo_xdp_xmit frames when its peer has an XDP program (or GRO) enabled.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_port SEC(".maps");
+
+/* Frames forwarded (redirect accepted), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fwd_ctr SEC(".maps");
+
+SEC("xdp")
+int xdp_devmap_fwd(struct xdp_md *ctx)
+{
+	__u32 key = 0;
+	__u64 *pkts;
+	long ret;
+
+	ret = bpf_redirect_map(&tx_port, 0, 0);
+	if (ret == XDP_REDIRECT) {
+		pkts = bpf_map_lookup_elem(&fwd_ctr, &key);
+		if (pkts)
+			(*pkts)++;
+	}
+	return ret;
+}
+
+SEC("xdp")
+int xdp_pass_prog(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * ferry_abi.h - the one contract between ferry's BPF programs and userspace.
+ *
+ * Everything both sides must agree on lives here and nowhere else: map
+ * sizes, map value layouts, the rule table, actions and verdict reasons.
+ * Included by the BPF objects (compiled with clang -target bpf) and by the
+ * daemon, the tools and the unit tests, so it uses only <linux/types.h>.
+ */
+#ifndef FERRY_ABI_H
+#define FERRY_ABI_H
+
+#include <linux/types.h>
+
+/* XSKMAP size: one slot per RX queue of a port, keyed by rx_queue_index. */
+#define FERRY_MAX_QUEUES 64
+/* Rules are checked in order, first match wins; the loop is bounded by this. */
+#define FERRY_MAX_RULES 64
+/* 802.1Q/802.1ad tags the parser walks before it calls a frame malformed. */
+#define FERRY_MAX_VLAN 2
+/* IPv6 extension headers the parser walks before it gives up on L4. */
+#define FERRY_MAX_IP6_EXT 4
+
+/* Program name the daemon looks for when it meets an attached program. */
+#define FERRY_XDP_PROG_NAME "ferry_xdp"
+/* Name of the config map; a foreign program does not have it. */
+#define FERRY_CFG_MAP_NAME "ferry_cfg"
+
+/*
+ * What the classifier does with a frame. A rule carries one action and one
+ * argument, so later actions (CPUMAP steering by CPU-set id, ACL drops) slot
+ * in without changing the shape of the rule table.
+ */
+#define FERRY_ACTIONS(X)                                                       \
+	X(PASS, "pass")                                                        \
+	X(XSK, "xsk")                                                          \
+	X(DROP, "drop")                                                        \
+	X(CPU, "cpu")
+
+enum ferry_action {
+#define FERRY_ACT_ENUM(id, name) FERRY_ACT_##id,
+	FERRY_ACTIONS(FERRY_ACT_ENUM)
+#undef FERRY_ACT_ENUM
+		FERRY_ACT__COUNT
+};
+
+/*
+ * Why a frame got its verdict. Every frame the classifier sees is counted
+ * under exactly one reason, so the counters add up to the frames received.
+ */
+#define FERRY_REASONS(X)                                                       \
+	X(XSK_REDIRECT, "xsk_redirect")                                        \
+	X(PASS_ARP, "pass_arp")                                                \
+	X(PASS_NDP, "pass_ndp")                                                \
+	X(PASS_RULE, "pass_rule")                                              \
+	X(PASS_NO_RULE, "pass_no_rule")                                        \
+	X(PASS_NO_XSK, "pass_no_xsk")                                          \
+	X(DROP_RULE, "drop_rule")                                              \
+	X(CPU_REDIRECT, "cpu_redirect")                                        \
+	X(DROP_NO_CPU, "drop_no_cpu")                                          \
+	X(DROP_TRUNC_ETH, "drop_trunc_eth")                                    \
+	X(DROP_TRUNC_VLAN, "drop_trunc_vlan")                                  \
+	X(DROP_VLAN_DEPTH, "drop_vlan_depth")                                  \
+	X(DROP_TRUNC_IP4, "drop_trunc_ip4")                                    \
+	X(DROP_BAD_IHL, "drop_bad_ihl")                                        \
+	X(DROP_BAD_IP4_LEN, "drop_bad_ip4_len")                                \
+	X(DROP_BAD_IP_VER, "drop_bad_ip_ver")                                  \
+	X(DROP_TRUNC_IP6, "drop_trunc_ip6")                                    \
+	X(DROP_BAD_IP6_LEN, "drop_bad_ip6_len")                                \
+	X(DROP_IP6_EXT, "drop_ip6_ext")                                        \
+	X(DROP_TRUNC_L4, "drop_trunc_l4")                                      \
+	X(DROP_BAD_L4_LEN, "drop_bad_l4_len")
+
+enum ferry_reason {
+#define FERRY_REASON_ENUM(id, name) FERRY_R_##id,
+	FERRY_REASONS(FERRY_REASON_ENUM)
+#undef FERRY_REASON_ENUM
+		FERRY_R__COUNT
+};
+
+/* First reason that is a malformed-frame drop; all after it are too. */
+#define FERRY_R_FIRST_MALFORMED FERRY_R_DROP_TRUNC_ETH
+
+/* Value of the per-CPU verdict counter array, indexed by enum ferry_reason. */
+struct ferry_verdict_ctr {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Match fields of a rule; a zero field matches anything. */
+struct ferry_rule {
+	__u8 family;	/* 0 any, 4 IPv4, 6 IPv6 */
+	__u8 l4_proto;	/* 0 any, else IPPROTO_TCP/UDP/... */
+	__u8 dst_plen;	/* prefix length of dst; 0 matches any */
+	__u8 action;	/* enum ferry_action */
+	__u16 dport_lo; /* host order; lo = hi = 0 matches any */
+	__u16 dport_hi;
+	__u32 arg;    /* action argument (CPU-set id for FERRY_ACT_CPU) */
+	__u32 dst[4]; /* network order; IPv4 in dst[0] */
+};
+
+/* Per-program settings, one entry in FERRY_CFG_MAP_NAME, changed at run time. */
+struct ferry_xdp_cfg {
+	__u32 n_rules;	     /* rules[0..n_rules) are live */
+	__u8 default_action; /* enum ferry_action when no rule matched */
+	__u8 pass_arp_ndp;   /* 1: ARP and IPv6 NDP go to the kernel first */
+	__u16 reserved;
+	__u32 owner_pid; /* ferryd that attached it; stale if it is gone */
+	__u32 reserved2;
+};
+
+/* Parse result, filled by ferry_parse() (bpf/ferry_parse.h). */
+struct ferry_pkt {
+	__u16 ethertype; /* host order, after any VLAN tags */
+	__u8 n_vlan;
+	__u8 family;		    /* 0 (not IP), 4, 6 */
+	__u16 vlan[FERRY_MAX_VLAN]; /* VIDs, host order */
+	__u8 l4_proto;		    /* 0 when not IP or L4 not reached */
+	__u8 is_frag;		    /* non-first fragment: no L4 ports */
+	__u16 l3_off;
+	__u16 l4_off;
+	__u16 sport;  /* host order */
+	__u16 dport;  /* host order */
+	__u32 src[4]; /* network order; IPv4 in [0] */
+	__u32 dst[4];
+};
+
+/* Generator program (bpf/ferry_gen.bpf.c) counters, one per-CPU entry. */
+struct ferry_gen_ctr {
+	__u64 frames;
+	__u64 bytes;
+};
+
+#endif /* FERRY_ABI_H */

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ferry_gen - traffic generator, run with BPF_PROG_RUN and
+ * BPF_F_TEST_XDP_LIVE_FRAMES.
+ *
+ * Userspace builds one template frame (Ethernet/IPv4/UDP) and asks the
+ * kernel to run this program `repeat` times on copies of it; each run
+ * rewrites the UDP source port so the frames spread over n_flows flows
+ * (RSS queues, rule matches), then redirects the frame out of ifindex_out.
+ *
+ * Live-frames mode recycles its page pool, so a frame may start with the
+ * bytes an earlier run wrote. We write the port and checksum on every run,
+ * so nothing stale survives.
+ */
+#include <linux/bpf.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "ferry_abi.h"
+
+/* Load-time knobs, set in the skeleton's rodata before load. */
+const volatile __u32 ifindex_out;
+const volatile __u16 sport_base;
+const volatile __u16 n_flows = 1;
+const volatile __u16 udp_off; /* byte offset of the UDP header */
+
+/*
+ * Frame sequence number. BPF_PROG_RUN runs on the caller's CPU, so with one
+ * generator thread there is a single writer. Several threads would race on
+ * it; the flows would then be spread a little less evenly, which is
+ * harmless, so it is not made atomic.
+ */
+__u64 seq;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ferry_gen_ctr);
+} gen_ctrs SEC(".maps");
+
+SEC("xdp")
+int ferry_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ferry_gen_ctr *ctr;
+	struct udphdr *udp;
+	__u32 key = 0, flows = n_flows ? n_flows : 1;
+	__u16 flow;
+
+	udp = data + udp_off;
+	if ((void *)(udp + 1) > data_end)
+		return XDP_ABORTED;
+
+	flow = seq++ % flows;
+	udp->source = bpf_htons((__u16)(sport_base + flow));
+	/* Zero means "no checksum", which IPv4 allows; cheaper than
+	 * updating it for the port we changed. */
+	udp->check = 0;
+
+	ctr = bpf_map_lookup_elem(&gen_ctrs, &key);
+	if (ctr) {
+		ctr->frames++;
+		ctr->bytes += data_end - data;
+	}
+	return bpf_redirect(ifindex_out, 0);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ferry_xdp - the classifier in front of ferry's AF_XDP sockets.
+ *
+ * Parses each frame, drops malformed ones, optionally hands ARP and NDP to
+ * the kernel, then walks the rule table (first match wins) and sends the
+ * frame to the AF_XDP socket of its RX queue, to the kernel, to a CPU, or
+ * to the bin. Every frame is counted under exactly one enum ferry_reason,
+ * so the per-CPU verdict counters add up to the frames received.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "ferry_abi.h"
+#include "ferry_parse.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, FERRY_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ferry_xdp_cfg);
+} ferry_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FERRY_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct ferry_rule);
+} ferry_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FERRY_R__COUNT);
+	__type(key, __u32);
+	__type(value, struct ferry_verdict_ctr);
+} ferry_verdicts SEC(".maps");
+
+/* Reserved for CPU steering; FERRY_ACT_CPU redirects to entry rule.arg. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} cpu_map SEC(".maps");
+
+static __always_inline void count(__u32 reason, __u64 bytes)
+{
+	struct ferry_verdict_ctr *ctr;
+
+	ctr = bpf_map_lookup_elem(&ferry_verdicts, &reason);
+	if (ctr) {
+		/* Per-CPU slot: no other writer, no atomics needed. */
+		ctr->packets++;
+		ctr->bytes += bytes;
+	}
+}
+
+/* Network-order mask of the top `bits` bits of a word, 1 <= bits <= 32. */
+static __always_inline __u32 prefix_mask(__u32 bits)
+{
+	return bpf_htonl(0xffffffffU << (32 - bits));
+}
+
+static __always_inline int dst_match(const struct ferry_rule *r,
+				     const struct ferry_pkt *pkt)
+{
+	__u32 plen = r->dst_plen, bits;
+	int i;
+
+	if (plen == 0)
+		return 1;
+	if (pkt->family == 4) {
+		bits = plen > 32 ? 32 : plen;
+		return ((pkt->dst[0] ^ r->dst[0]) & prefix_mask(bits)) == 0;
+	}
+	if (pkt->family != 6)
+		return 0;
+	FERRY_UNROLL
+	for (i = 0; i < 4; i++) {
+		if (plen <= 32 * i)
+			break;
+		bits = plen - 32 * i;
+		if (bits > 32)
+			bits = 32;
+		if ((pkt->dst[i] ^ r->dst[i]) & prefix_mask(bits))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A zero field matches anything, so a non-IP frame (family, l4_proto and
+ * ports all zero) matches only a rule whose match fields are all zero.
+ */
+static __always_inline int rule_match(const struct ferry_rule *r,
+				      const struct ferry_pkt *pkt)
+{
+	if (r->family && r->family != pkt->family)
+		return 0;
+	if (r->l4_proto && r->l4_proto != pkt->l4_proto)
+		return 0;
+	if (r->dport_lo || r->dport_hi) {
+		/* Only TCP and UDP have ports; fragments after the first
+		 * carry none. ICMP's type in sport must not match here. */
+		if (pkt->is_frag || (pkt->l4_proto != IPPROTO_TCP &&
+				     pkt->l4_proto != IPPROTO_UDP))
+			return 0;
+		if (pkt->dport < r->dport_lo || pkt->dport > r->dport_hi)
+			return 0;
+	}
+	return dst_match(r, pkt);
+}
+
+/*
+ * Index of the first rule among rules[0..n_rules) that matches, or -1.
+ *
+ * A global (non-static, noinline) function, because the verifier checks a
+ * global function once, on its own, instead of once per path that reaches
+ * the call: inlined, the 64-iteration loop was walked again for every way
+ * the parser can finish, half a million instructions and 20 s to load.
+ * pkt arrives as a maybe-NULL pointer to memory of its size.
+ */
+__noinline int match_rules(const struct ferry_pkt *pkt, __u32 n_rules)
+{
+	const struct ferry_rule *r;
+	__u32 i, key;
+
+	if (!pkt)
+		return -1;
+	if (n_rules > FERRY_MAX_RULES)
+		n_rules = FERRY_MAX_RULES;
+	/* A bounded loop, not unrolled: the verifier walks at most
+	 * FERRY_MAX_RULES iterations and the program stays small. */
+	for (i = 0; i < FERRY_MAX_RULES; i++) {
+		if (i >= n_rules)
+			break;
+		key = i;
+		r = bpf_map_lookup_elem(&ferry_rules, &key);
+		if (!r)
+			break;
+		if (rule_match(r, pkt))
+			return i;
+	}
+	return -1;
+}
+
+static __always_inline int is_ndp(const struct ferry_pkt *pkt)
+{
+	return pkt->family == 6 && pkt->l4_proto == IPPROTO_ICMPV6 &&
+	       !pkt->is_frag && pkt->sport >= FERRY_NDP_FIRST &&
+	       pkt->sport <= FERRY_NDP_LAST;
+}
+
+SEC("xdp")
+int ferry_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	/* Packet pointer subtraction needs CAP_PERFMON; so does the
+	 * parser's variable-offset packet arithmetic, so the loader must
+	 * hold it anyway, and this is cheaper than bpf_xdp_get_buff_len(). */
+	__u64 bytes = data_end - data;
+	const struct ferry_xdp_cfg *cfg;
+	const struct ferry_rule *r;
+	struct ferry_pkt pkt;
+	__u32 key = 0, n_rules, qid, arg = 0;
+	int matched = 0, ret, idx;
+	__u8 action;
+
+	ret = ferry_parse(data, data_end, &pkt);
+	if (ret != FERRY_PARSE_OK) {
+		count(ret, bytes);
+		return XDP_DROP;
+	}
+
+	cfg = bpf_map_lookup_elem(&ferry_cfg, &key);
+	if (!cfg) {
+		count(FERRY_R_PASS_NO_RULE, bytes);
+		return XDP_PASS;
+	}
+
+	if (cfg->pass_arp_ndp) {
+		if (pkt.ethertype == ETH_P_ARP) {
+			count(FERRY_R_PASS_ARP, bytes);
+			return XDP_PASS;
+		}
+		if (is_ndp(&pkt)) {
+			count(FERRY_R_PASS_NDP, bytes);
+			return XDP_PASS;
+		}
+	}
+
+	action = cfg->default_action;
+	n_rules = cfg->n_rules;
+	idx = match_rules(&pkt, n_rules);
+	if (idx >= 0) {
+		key = idx;
+		r = bpf_map_lookup_elem(&ferry_rules, &key);
+		if (r) {
+			action = r->action;
+			arg = r->arg;
+			matched = 1;
+		}
+	}
+
+	switch (action) {
+	case FERRY_ACT_XSK:
+		qid = ctx->rx_queue_index;
+		if (!bpf_map_lookup_elem(&xsks_map, &qid)) {
+			count(FERRY_R_PASS_NO_XSK, bytes);
+			return XDP_PASS;
+		}
+		count(FERRY_R_XSK_REDIRECT, bytes);
+		return bpf_redirect_map(&xsks_map, qid, XDP_PASS);
+	case FERRY_ACT_DROP:
+		count(FERRY_R_DROP_RULE, bytes);
+		return XDP_DROP;
+	case FERRY_ACT_CPU:
+		/* Flags 0: a missing CPU entry makes the helper return
+		 * XDP_ABORTED; we count and drop rather than abort. */
+		if (bpf_redirect_map(&cpu_map, arg, 0) != XDP_REDIRECT) {
+			count(FERRY_R_DROP_NO_CPU, bytes);
+			return XDP_DROP;
+		}
+		count(FERRY_R_CPU_REDIRECT, bytes);
+		return XDP_REDIRECT;
+	default:
+		/* FERRY_ACT_PASS, and any action this program predates. */
+		count(matched ? FERRY_R_PASS_RULE : FERRY_R_PASS_NO_RULE,
+		      bytes);
+		return XDP_PASS;
+	}
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * commands.c - the handlers behind ferryd's command table. Each parses and
+ * checks all of its arguments before it calls into the dataplane, which
+ * checks the rest (names, interfaces, queues) before it changes anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ferry.h"
+#include "server.h"
+
+#define CTX(c) ((struct ferryd_ctx *)(c))
+#define F(c)   (CTX(c)->f)
+
+static int need_args(int argc, int min, int max, const char *usage,
+		     struct ctl_err *err)
+{
+	if (argc < min || argc > max)
+		return ctl_errf(err, EINVAL, "usage: %s", usage);
+	return 0;
+}
+
+/* ------------------------------------------------------------- basics */
+
+static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
+		       struct ctl_err *err)
+{
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: version");
+	*data = json_pack("{s:s, s:s}", "ferryd", FERRY_VERSION, "protocol",
+			  "1");
+	return 0;
+}
+
+static int cmd_help(void *ctx, int argc, char **argv, json_t **data,
+		    struct ctl_err *err)
+{
+	size_t n;
+	const struct ctl_cmd *t = ferryd_commands(&n);
+
+	return ctl_help(t, n, argc, argv, data, err);
+}
+
+static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
+			struct ctl_err *err)
+{
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: shutdown");
+	CTX(ctx)->stop = 1;
+	if (CTX(ctx)->srv)
+		ctl_server_stop(CTX(ctx)->srv);
+	*data = json_string("shutting down");
+	return 0;
+}
+
+/* ------------------------------------------------------------ workers */
+
+static const char *const idle_words[] = {"busy", "poll", NULL};
+
+static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
+		       struct ctl_err *err)
+{
+	uint64_t mask;
+	int idle = FERRY_IDLE_BUSY, rc;
+
+	if (argc != 1 && !(argc == 3 && !strcmp(argv[1], "idle")))
+		return ctl_errf(err, EINVAL,
+				"usage: workers CPULIST [idle busy|poll]");
+	rc = ctl_parse_list(argv[0], &mask, "CPULIST", err);
+	if (!rc && argc == 3)
+		rc = ctl_parse_choice(argv[2], idle_words, &idle, "idle", err);
+	if (rc)
+		return rc;
+	rc = ferry_workers_set(F(ctx), mask, (enum ferry_idle)idle, err->msg,
+			       sizeof(err->msg));
+	if (rc)
+		return rc;
+	*data = ferry_worker_show(F(ctx));
+	return 0;
+}
+
+static int cmd_worker_show(void *ctx, int argc, char **argv, json_t **data,
+			   struct ctl_err *err)
+{
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: worker show");
+	*data = ferry_worker_show(F(ctx));
+	return 0;
+}
+
+/* -------------------------------------------------------------- ports */
+
+static int kw_queues(const char *val, void *dst, struct ctl_err *err)
+{
+	struct ferry_port_params *pp = dst;
+	uint64_t a, b;
+	const char *dash = strchr(val, '-');
+	char first[32];
+	int rc;
+
+	if (!dash) {
+		/* N: the first N queues. */
+		rc = ctl_parse_u64(val, 1, 64, &a, "queues", err);
+		pp->q_first = 0;
+		pp->n_queues = (uint32_t)a;
+	} else {
+		snprintf(first, sizeof(first), "%.*s", (int)(dash - val), val);
+		rc = ctl_parse_u64(first, 0, 63, &a, "queues", err);
+		if (!rc)
+			rc = ctl_parse_u64(dash + 1, a, 63, &b, "queues", err);
+		pp->q_first = (uint32_t)a;
+		pp->n_queues = (uint32_t)(b - a + 1);
+	}
+	pp->queues_given = true;
+	return rc;
+}
+
+static const char *const mode_words[] = {"auto", "zc", "copy", NULL};
+static const char *const xdp_words[] = {"native", "generic", NULL};
+
+static int kw_mode(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, mode_words, &m, "mode", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->mode =
+			(enum ferry_xsk_mode)m;
+	return rc;
+}
+
+static int kw_xdp(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, xdp_words, &m, "xdp", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->xdp_generic = m == 1;
+	return rc;
+}
+
+static int kw_dev(const char *val, void *dst, struct ctl_err *err)
+{
+	((struct ferry_port_params *)dst)->ifname = val;
+	return 0;
+}
+
+static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
+			struct ctl_err *err)
+{
+	struct ferry_port_params pp = {.mode = FERRY_XSK_AUTO};
+	const struct ctl_kw kw[] = {
+		{"dev", kw_dev, &pp},
+		{"queues", kw_queues, &pp},
+		{"mode", kw_mode, &pp},
+		{"xdp", kw_xdp, &pp},
+	};
+	int rc;
+
+	if (argc < 3)
+		return ctl_errf(
+			err, EINVAL,
+			"usage: port add NAME dev IFNAME [queues N|A-B] "
+			"[mode auto|zc|copy] [xdp native|generic]");
+	pp.name = argv[0];
+	rc = ctl_parse_kw(argc - 1, argv + 1, kw, 4, NULL, err);
+	if (rc)
+		return rc;
+	if (!pp.ifname)
+		return ctl_errf(err, EINVAL,
+				"port add: 'dev IFNAME' is required");
+	rc = ferry_port_add(F(ctx), &pp, err->msg, sizeof(err->msg));
+	if (rc)
+		return rc;
+	*data = ferry_port_show(F(ctx), pp.name, err->msg, sizeof(err->msg));
+	return 0;
+}
+
+static int cmd_port_del(void *ctx, int argc, char **argv, json_t **data,
+			struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "port del NAME", err);
+
+	return rc ? rc
+		  : ferry_port_del(F(ctx), argv[0], err->msg, sizeof(err->msg));
+}
+
+static int cmd_port_show(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
+{
+	int rc = need_args(argc, 0, 1, "port show [NAME]", err);
+
+	if (rc)
+		return rc;
+	*data = ferry_port_show(F(ctx), argc ? argv[0] : NULL, err->msg,
+				sizeof(err->msg));
+	return *data ? 0 : -ENOENT;
+}
+
+/* --------------------------------------------------------------- apps */
+
+static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
+			    struct ctl_err *err)
+{
+	int rc = need_args(argc, 2, 2, "xconnect add PORT_IN PORT_OUT", err);
+
+	return rc ? rc
+		  : ferry_app_set(F(ctx), argv[0], FERRY_APP_XCONNECT, argv[1],
+				  err->msg, sizeof(err->msg));
+}
+
+static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
+			    struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "xconnect del PORT_IN", err);
+
+	return rc ? rc
+		  : ferry_xconnect_del(F(ctx), argv[0], err->msg,
+				       sizeof(err->msg));
+}
+
+static int cmd_reflect(void *ctx, int argc, char **argv, json_t **data,
+		       struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "reflect PORT", err);
+
+	return rc ? rc
+		  : ferry_app_set(F(ctx), argv[0], FERRY_APP_REFLECT, NULL,
+				  err->msg, sizeof(err->msg));
+}
+
+static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
+		    struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "drop PORT", err);
+
+	return rc ? rc
+		  : ferry_app_set(F(ctx), argv[0], FERRY_APP_DROP, NULL,
+				  err->msg, sizeof(err->msg));
+}
+
+/* ---------------------------------------------------------- generator */
+
+static int kw_u64(const char *val, uint64_t min, uint64_t max, void *dst,
+		  const char *what, struct ctl_err *err)
+{
+	return ctl_parse_u64(val, min, max, dst, what, err);
+}
+
+static int kw_rate(const char *val, void *dst, struct ctl_err *err)
+{
+	return kw_u64(val, 0, 100000000,
+		      &((struct ferry_gen_params *)dst)->rate, "rate", err);
+}
+
+static int kw_count(const char *val, void *dst, struct ctl_err *err)
+{
+	return kw_u64(val, 0, UINT64_MAX / 2,
+		      &((struct ferry_gen_params *)dst)->count, "count", err);
+}
+
+static int kw_size(const char *val, void *dst, struct ctl_err *err)
+{
+	uint64_t v;
+	int rc = kw_u64(val, FERRY_GEN_MIN_SIZE, FERRY_GEN_MAX_SIZE, &v, "size",
+			err);
+
+	((struct ferry_gen_params *)dst)->size = (uint32_t)v;
+	return rc;
+}
+
+static int kw_flows(const char *val, void *dst, struct ctl_err *err)
+{
+	uint64_t v;
+	int rc = kw_u64(val, 1, 65535 - FERRY_GEN_SPORT_BASE, &v, "flows", err);
+
+	((struct ferry_gen_params *)dst)->flows = (uint32_t)v;
+	return rc;
+}
+
+static int kw_dst_mac(const char *val, void *dst, struct ctl_err *err)
+{
+	return ctl_parse_mac(val, ((struct ferry_gen_params *)dst)->dst_mac,
+			     err);
+}
+
+static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
+{
+	struct ferry_gen_params gp = {
+		.size = 64,
+		.flows = 1,
+		.dst_mac = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+	};
+	const struct ctl_kw kw[] = {
+		{"rate", kw_rate, &gp},	  {"size", kw_size, &gp},
+		{"flows", kw_flows, &gp}, {"dst-mac", kw_dst_mac, &gp},
+		{"count", kw_count, &gp},
+	};
+	int rc;
+
+	if (argc < 1)
+		return ctl_errf(err, EINVAL,
+				"usage: gen start PORT [rate PPS] [size BYTES] "
+				"[flows N] [dst-mac MAC] [count N]");
+	rc = ctl_parse_kw(argc - 1, argv + 1, kw, 5, NULL, err);
+	if (rc)
+		return rc;
+	return ferry_gen_begin(F(ctx), argv[0], &gp, err->msg,
+			       sizeof(err->msg));
+}
+
+static int cmd_gen_stop(void *ctx, int argc, char **argv, json_t **data,
+			struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "gen stop PORT", err);
+
+	return rc ? rc
+		  : ferry_gen_end(F(ctx), argv[0], err->msg, sizeof(err->msg));
+}
+
+/* -------------------------------------------------------------- stats */
+
+static int cmd_stats(void *ctx, int argc, char **argv, json_t **data,
+		     struct ctl_err *err)
+{
+	const char *port = NULL;
+	uint64_t w = 0;
+	int worker = -1, rc;
+
+	if (argc == 2 && !strcmp(argv[0], "port")) {
+		port = argv[1];
+	} else if (argc == 2 && !strcmp(argv[0], "worker")) {
+		rc = ctl_parse_u64(argv[1], 0, 63, &w, "worker", err);
+		if (rc)
+			return rc;
+		worker = (int)w;
+	} else if (argc) {
+		return ctl_errf(
+			err, EINVAL,
+			"usage: stats [port NAME|worker N] | stats reset");
+	}
+	*data = ferry_stats(F(ctx), port, worker, err->msg, sizeof(err->msg));
+	return *data ? 0 : -ENOENT;
+}
+
+static int cmd_stats_reset(void *ctx, int argc, char **argv, json_t **data,
+			   struct ctl_err *err)
+{
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: stats reset");
+	ferry_stats_reset(F(ctx));
+	return 0;
+}
+
+static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
+		       struct ctl_err *err)
+{
+	char *text;
+
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: metrics");
+	text = ferry_metrics(F(ctx));
+	if (!text)
+		return -ENOMEM;
+	*data = json_string(text);
+	free(text);
+	return 0;
+}
+
+/* ------------------------------------------------------------- config */
+
+static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
+			   struct ctl_err *err)
+{
+	char *text;
+
+	if (argc)
+		return ctl_errf(err, EINVAL, "usage: show config");
+	text = ferry_config_text(F(ctx));
+	if (!text)
+		return -ENOMEM;
+	*data = json_string(text);
+	free(text);
+	return 0;
+}
+
+static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
+		    struct ctl_err *err)
+{
+	char tmp[4096];
+	char *text;
+	size_t n;
+	FILE *fp;
+	int rc = need_args(argc, 1, 1, "save FILE", err), fd;
+
+	if (rc)
+		return rc;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", argv[0]) >=
+	    (int)sizeof(tmp))
+		return ctl_errf(err, ENAMETOOLONG, "path too long");
+	text = ferry_config_text(F(ctx));
+	if (!text)
+		return -ENOMEM;
+	/* Write beside the target and rename: a crash leaves the old file. */
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = ctl_errf(err, errno, "save %s: %s", argv[0],
+			      strerror(errno));
+		goto out_text;
+	}
+	fp = fdopen(fd, "w");
+	n = strlen(text);
+	if (!fp || fwrite(text, 1, n, fp) != n || fflush(fp) ||
+	    fsync(fileno(fp))) {
+		rc = ctl_errf(err, errno ? errno : EIO, "save %s: %s", argv[0],
+			      strerror(errno ? errno : EIO));
+		if (fp)
+			fclose(fp);
+		else
+			close(fd);
+		unlink(tmp);
+		goto out_text;
+	}
+	fclose(fp);
+	if (rename(tmp, argv[0])) {
+		rc = ctl_errf(err, errno, "save %s: %s", argv[0],
+			      strerror(errno));
+		unlink(tmp);
+		goto out_text;
+	}
+	*data = json_pack("{s:s}", "saved", argv[0]);
+out_text:
+	free(text);
+	return rc;
+}
+
+/* -------------------------------------------------------------- table */
+
+static const struct ctl_cmd commands[] = {
+	{"help", "[COMMAND]", "list commands, or describe one", cmd_help},
+	{"version", "", "ferryd and protocol version", cmd_version},
+	{"shutdown", "", "detach from every port and exit", cmd_shutdown},
+	{"workers", "CPULIST [idle busy|poll]",
+	 "one pinned polling thread per CPU (only while no ports exist)",
+	 cmd_workers},
+	{"worker show", "", "workers, their CPUs, sockets and UMEM",
+	 cmd_worker_show},
+	{"port add",
+	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
+	 "[xdp native|generic]",
+	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
+	 "per queue (queues N: the first N)",
+	 cmd_port_add},
+	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
+	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",
+	 cmd_port_show},
+	{"xconnect add", "PORT_IN PORT_OUT",
+	 "send every frame received on PORT_IN out of PORT_OUT",
+	 cmd_xconnect_add},
+	{"xconnect del", "PORT_IN", "remove PORT_IN's xconnect",
+	 cmd_xconnect_del},
+	{"reflect", "PORT", "swap MACs and send frames back out of PORT",
+	 cmd_reflect},
+	{"drop", "PORT", "count and drop every frame received on PORT",
+	 cmd_drop},
+	{"gen start",
+	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N]",
+	 "generate UDP frames out of PORT (rate 0: as fast as possible)",
+	 cmd_gen_start},
+	{"gen stop", "PORT", "stop PORT's generator", cmd_gen_stop},
+	{"stats", "[port NAME|worker N]",
+	 "counters and rates per port, queue and worker", cmd_stats},
+	{"stats reset", "", "start counting from zero (kernel counters kept)",
+	 cmd_stats_reset},
+	{"metrics", "", "counters in Prometheus text format", cmd_metrics},
+	{"show config", "", "the running configuration as commands",
+	 cmd_show_config},
+	{"save", "FILE", "write the running configuration to FILE", cmd_save},
+};
+
+const struct ctl_cmd *ferryd_commands(size_t *n)
+{
+	*n = sizeof(commands) / sizeof(commands[0]);
+	return commands;
+}

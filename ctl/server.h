@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * server.h - the control socket: a Unix stream socket served by one thread
+ * with epoll. Clients send command lines terminated by '\n' and get one
+ * JSON line back per command. Lines longer than CTL_MAX_LINE, more than
+ * CTL_MAX_CLIENTS clients and clients idle for longer than the idle timeout
+ * are refused or closed; a client that does not read its replies is closed
+ * rather than buffered for without bound.
+ */
+#ifndef FERRY_CTL_SERVER_H
+#define FERRY_CTL_SERVER_H
+
+#include "proto.h"
+
+#define CTL_MAX_CLIENTS	    32
+#define CTL_IDLE_TIMEOUT_MS 60000
+
+struct ctl_server;
+
+struct ctl_server_params {
+	const char *path; /* socket path; its directory is created 0750 */
+	const struct ctl_cmd *table; /* command table */
+	size_t n_cmds;
+	void *ctx; /* passed to every handler and to tick */
+	/* Called about every tick_ms on the server thread (stats sampling). */
+	void (*tick)(void *ctx);
+	unsigned int tick_ms;
+};
+
+/* Binds and listens (replacing a stale socket file). NULL with errno set. */
+struct ctl_server *ctl_server_create(const struct ctl_server_params *p);
+/* Serves until ctl_server_stop(); returns 0 or -errno. */
+int ctl_server_run(struct ctl_server *srv);
+/* Safe from a handler or a signal handler: run() returns after this. */
+void ctl_server_stop(struct ctl_server *srv);
+/* Closes clients and the listener and unlinks the socket path. */
+void ctl_server_destroy(struct ctl_server *srv);
+
+#endif /* FERRY_CTL_SERVER_H */

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ferry.c - workers, ports and apps: the operations behind the commands.
+ * Each operation checks everything first, then changes state; on a failure
+ * in the middle it undoes what it did, so a rejected command changes nothing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ferry_int.h"
+#include "log.h"
+
+#define XSK_RING_SIZE 2048
+_Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
+	       "AF_XDP rings must be a power of two");
+/* Descriptors per copy-mode TX kick (the kernel's default is 32). */
+#define XSK_TX_BUDGET	 256
+#define DRAIN_TIMEOUT_MS 500
+
+__attribute__((format(printf, 4, 5))) static int
+fail(char *msg, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+uint64_t ferry_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct ferry *ferry_create(void)
+{
+	struct ferry *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->try_hugepages = true;
+	f->idle = FERRY_IDLE_BUSY;
+	f->last_tick_ns = ferry_now_ns();
+	return f;
+}
+
+struct ferry_port *ferry_port_find(const struct ferry *f, const char *name)
+{
+	int i;
+
+	for (i = 0; i < f->n_ports; i++)
+		if (!strcmp(f->ports[i]->name, name))
+			return f->ports[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------- workers */
+
+static uint64_t allowed_cpus(void)
+{
+	uint64_t mask = 0;
+	cpu_set_t set;
+	int i;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (CPU_ISSET(i, &set))
+			mask |= 1ull << i;
+	return mask;
+}
+
+static void workers_destroy(struct ferry *f)
+{
+	int i;
+
+	for (i = 0; i < f->n_workers; i++)
+		ferry_worker_destroy(f->workers[i]);
+	f->n_workers = 0;
+	f->cpumask = 0;
+}
+
+static int workers_make(struct ferry *f, uint64_t mask, enum ferry_idle idle,
+			char *msg, size_t len)
+{
+	int cpu, err;
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		struct ferry_worker *w;
+
+		if (!(mask & (1ull << cpu)))
+			continue;
+		w = ferry_worker_create(f->n_workers, cpu, idle);
+		if (!w) {
+			err = -errno;
+			goto err_workers;
+		}
+		f->workers[f->n_workers++] = w;
+		err = ferry_worker_start(w);
+		if (err)
+			goto err_workers;
+	}
+	f->cpumask = mask;
+	f->idle = idle;
+	return 0;
+
+err_workers:
+	workers_destroy(f);
+	return fail(msg, len, err, "cannot start workers: %s", strerror(-err));
+}
+
+int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
+		      char *msg, size_t len)
+{
+	uint64_t allowed = allowed_cpus(), bad = cpumask & ~allowed;
+
+	if (!cpumask)
+		return fail(msg, len, -EINVAL, "no CPUs given");
+	if (bad)
+		return fail(msg, len, -EINVAL,
+			    "CPU %d is not online or not allowed for ferryd",
+			    __builtin_ctzll(bad));
+	if (f->n_ports)
+		return fail(msg, len, -EBUSY,
+			    "workers can change only while no ports exist "
+			    "(%d configured); delete them first",
+			    f->n_ports);
+	workers_destroy(f);
+	return workers_make(f, cpumask, idle, msg, len);
+}
+
+/* With no `workers` command, one worker on the last CPU ferryd may use. */
+static int workers_default(struct ferry *f, char *msg, size_t len)
+{
+	uint64_t allowed = allowed_cpus();
+	int cpu;
+
+	if (f->n_workers)
+		return 0;
+	if (!allowed)
+		return fail(msg, len, -EINVAL, "no CPU available for a worker");
+	cpu = 63 - __builtin_clzll(allowed);
+	log_info("no workers configured: starting one on CPU %d", cpu);
+	return workers_make(f, 1ull << cpu, f->idle, msg, len);
+}
+
+/* --------------------------------------------------------------- ports */
+
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n >= FERRY_NAME_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_.-", s[i]))
+			return false;
+	return true;
+}
+
+/* The pq of port p that worker w serves, or NULL. */
+static struct ferry_pq *pq_on_worker(struct ferry_port *p,
+				     struct ferry_worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++)
+		if (p->pq[i].w == w && p->pq[i].xsk)
+			return &p->pq[i];
+	return NULL;
+}
+
+static void port_free(struct ferry_port *p)
+{
+	free(p->pq);
+	free(p);
+}
+
+/* Undoes port_open at any stage: detach, sockets out, program unloaded. */
+static void port_close(struct ferry_port *p)
+{
+	uint32_t i;
+
+	ferry_port_xdp_detach(p);
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->xsk)
+			continue;
+		ferry_port_xsk_remove(p, pq->queue);
+		ferry_worker_pause(pq->w);
+		ferry_worker_pq_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+	}
+	ferry_port_xdp_unload(p);
+}
+
+static int xsk_error(const struct ferry_port *p, uint32_t queue, int err,
+		     char *msg, size_t len)
+{
+	switch (err) {
+	case -EOPNOTSUPP:
+		return fail(msg, len, err,
+			    "zero-copy is not supported on %s (driver %s%s); "
+			    "use 'mode auto' or 'mode copy'",
+			    p->ifname, p->driver,
+			    p->profile->zerocopy ? "" : ": copy mode only");
+	case -EINVAL:
+		return fail(msg, len, err,
+			    "%s queue %u: mode %s clashes with the mode of the "
+			    "worker's shared UMEM (set by its first port)",
+			    p->ifname, queue,
+			    p->mode_req == FERRY_XSK_ZC ? "zc" : "copy");
+	case -EBUSY:
+		return fail(msg, len, err,
+			    "%s queue %u is already bound by another AF_XDP "
+			    "socket",
+			    p->ifname, queue);
+	default:
+		return fail(msg, len, err, "%s queue %u: AF_XDP socket: %s",
+			    p->ifname, queue, strerror(-err));
+	}
+}
+
+static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
+		     size_t len)
+{
+	uint32_t i;
+	int err;
+
+	err = ferry_port_xdp_load(p, msg, len);
+	if (err)
+		return err;
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
+		struct ferry_xsk_params xp = {
+			.ifindex = p->ifindex,
+			.queue = p->q_first + i,
+			.mode = p->mode_req,
+			.need_wakeup = true,
+			.ring_size = XSK_RING_SIZE,
+			.tx_budget = XSK_TX_BUDGET,
+		};
+
+		pq->port = p;
+		pq->queue = xp.queue;
+		pq->app = FERRY_APP_NONE;
+		ferry_worker_pause(w);
+		err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
+					  f->try_hugepages);
+		ferry_worker_resume(w);
+		if (err) {
+			xsk_error(p, xp.queue, err, msg, len);
+			goto err_close;
+		}
+		err = ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd);
+		if (err) {
+			fail(msg, len, err, "XSKMAP insert: %s",
+			     strerror(-err));
+			goto err_close;
+		}
+	}
+	p->zerocopy = p->pq[0].xsk->zerocopy;
+	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
+	p->hugepages = p->pq[0].w->umem->hugepages;
+	err = ferry_port_xdp_attach(p, msg, len);
+	if (err)
+		goto err_close;
+	return 0;
+
+err_close:
+	port_close(p);
+	return err;
+}
+
+int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
+		   char *msg, size_t len)
+{
+	struct ferry_ifinfo ifi;
+	struct ferry_port *p;
+	int i, err;
+
+	if (!name_ok(pp->name))
+		return fail(msg, len, -EINVAL,
+			    "bad port name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
+			    pp->name, FERRY_NAME_MAX - 1);
+	if (ferry_port_find(f, pp->name))
+		return fail(msg, len, -EEXIST, "port %s exists", pp->name);
+	if (f->n_ports >= FERRY_MAX_PORTS)
+		return fail(msg, len, -ENOSPC, "at most %d ports",
+			    FERRY_MAX_PORTS);
+	if (strlen(pp->ifname) >= IF_NAMESIZE ||
+	    ferry_ifinfo_get(pp->ifname, &ifi))
+		return fail(msg, len, -ENODEV, "no interface '%s' here",
+			    pp->ifname);
+	for (i = 0; i < f->n_ports; i++)
+		if (f->ports[i]->ifindex == ifi.ifindex)
+			return fail(msg, len, -EEXIST,
+				    "interface %s is already port %s",
+				    pp->ifname, f->ports[i]->name);
+	if (pp->queues_given &&
+	    (!pp->n_queues || pp->q_first + pp->n_queues > ifi.n_rxq))
+		return fail(msg, len, -ERANGE, "%s has %u RX queue(s) (0-%u)",
+			    pp->ifname, ifi.n_rxq, ifi.n_rxq - 1);
+	err = workers_default(f, msg, len);
+	if (err)
+		return err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	snprintf(p->name, sizeof(p->name), "%s", pp->name);
+	snprintf(p->ifname, sizeof(p->ifname), "%s", pp->ifname);
+	p->ifindex = ifi.ifindex;
+	memcpy(p->mac, ifi.mac, 6);
+	snprintf(p->driver, sizeof(p->driver), "%s", ifi.driver);
+	p->profile = ferry_profile_lookup(ifi.driver);
+	p->numa_node = ifi.numa_node;
+	p->q_first = pp->queues_given ? pp->q_first : 0;
+	p->n_queues = pp->queues_given ? pp->n_queues : ifi.n_rxq;
+	if (p->n_queues > FERRY_MAX_QUEUES)
+		p->n_queues = FERRY_MAX_QUEUES;
+	p->mode_req = pp->mode;
+	p->xdp_generic = pp->xdp_generic;
+	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
+	if (!p->pq) {
+		free(p);
+		return -ENOMEM;
+	}
+	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
+
+	err = port_open(f, p, msg, len);
+	if (err) {
+		port_free(p);
+		return err;
+	}
+	f->ports[f->n_ports++] = p;
+	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
+		 "UMEM on %s%s",
+		 p->name, p->ifname, p->driver, p->q_first,
+		 p->q_first + p->n_queues - 1,
+		 p->zerocopy ? "zero-copy" : "copy",
+		 p->mode_req == FERRY_XSK_AUTO && !p->zerocopy
+			 ? " (auto: zero-copy unavailable)"
+			 : "",
+		 p->xdp_generic ? "generic" : "native",
+		 p->hugepages ? "2 MB hugepages" : "ordinary pages",
+		 p->hugepages ? "" : " (no free hugepages)");
+	return 0;
+}
+
+/* Waits until the kernel has nothing more for p's sockets and we have
+ * nothing more for it: RX rings read, TX rings sent. */
+static void port_drain(struct ferry_port *p)
+{
+	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
+	bool busy;
+	uint32_t i;
+
+	usleep(10000); /* redirects already in a NAPI poll finish first */
+	do {
+		busy = false;
+		for (i = 0; i < p->n_queues; i++) {
+			struct ferry_xsk *x = p->pq[i].xsk;
+
+			if (!x)
+				continue;
+			if (__atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE) !=
+				    __atomic_load_n(x->rx.consumer,
+						    __ATOMIC_ACQUIRE) ||
+			    ferry_xsk_tx_unsent(x))
+				busy = true;
+		}
+		if (busy)
+			usleep(1000);
+	} while (busy && ferry_now_ns() < deadline);
+	if (busy)
+		log_warn("port %s: not drained after %d ms; closing anyway",
+			 p->name, DRAIN_TIMEOUT_MS);
+}
+
+int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, name);
+	int i, j;
+
+	if (!p)
+		return fail(msg, len, -ENOENT, "no port %s", name);
+	for (i = 0; i < f->n_ports; i++)
+		if (f->ports[i] != p && f->ports[i]->peer == p)
+			return fail(
+				msg, len, -EBUSY,
+				"port %s is the egress of 'xconnect %s %s'; "
+				"delete that first",
+				name, f->ports[i]->name, name);
+	ferry_gen_destroy(p->gen);
+	p->gen = NULL;
+	/* No new frames into our sockets; then let the rings empty. */
+	ferry_port_xdp_detach(p);
+	port_drain(p);
+	port_close(p);
+	for (i = 0, j = 0; i < f->n_ports; i++)
+		if (f->ports[i] != p)
+			f->ports[j++] = f->ports[i];
+	f->n_ports = j;
+	log_info("port %s: deleted", p->name);
+	port_free(p);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- apps */
+
+static const char *const app_names[] = {
+#define FERRY_APP_NAME(id, name) [FERRY_APP_##id] = name,
+	FERRY_APPS(FERRY_APP_NAME)
+#undef FERRY_APP_NAME
+};
+
+const char *ferry_app_name(enum ferry_app app)
+{
+	return app < FERRY_APP__COUNT ? app_names[app] : "?";
+}
+
+int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
+		  const char *peer_name, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port), *peer = NULL;
+	uint32_t i, missing = 0;
+
+	if (!p)
+		return fail(msg, len, -ENOENT, "no port %s", port);
+	if (app == FERRY_APP_XCONNECT) {
+		peer = ferry_port_find(f, peer_name);
+		if (!peer)
+			return fail(msg, len, -ENOENT, "no port %s", peer_name);
+	}
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i], *out = NULL;
+
+		if (app == FERRY_APP_XCONNECT)
+			out = pq_on_worker(peer, pq->w);
+		else if (app == FERRY_APP_REFLECT)
+			out = pq;
+		if (app == FERRY_APP_XCONNECT && !out)
+			missing++;
+		ferry_worker_pause(pq->w);
+		pq->app = (uint8_t)app;
+		pq->out = out;
+		ferry_worker_resume(pq->w);
+	}
+	p->app = app;
+	p->peer = peer;
+	if (missing)
+		log_warn(
+			"xconnect %s %s: %u queue(s) of %s sit on workers that "
+			"serve no queue of %s; their frames are dropped "
+			"(no_tx_queue)",
+			p->name, peer->name, missing, p->name, peer->name);
+	return 0;
+}
+
+int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port);
+
+	if (!p)
+		return fail(msg, len, -ENOENT, "no port %s", port);
+	if (p->app != FERRY_APP_XCONNECT)
+		return fail(msg, len, -ENOENT, "port %s has no xconnect", port);
+	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
+}
+
+/* ----------------------------------------------------------- generator */
+
+int ferry_gen_begin(struct ferry *f, const char *port,
+		    struct ferry_gen_params *gp, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port);
+
+	if (!p)
+		return fail(msg, len, -ENOENT, "no port %s", port);
+	if (p->gen && ferry_gen_running(p->gen))
+		return fail(msg, len, -EBUSY,
+			    "a generator is running on %s; 'gen stop %s' first",
+			    port, port);
+	ferry_gen_destroy(p->gen);
+	p->gen = NULL;
+	p->gen_prev = 0;
+	p->gen_pps = 0;
+	gp->ifindex = p->ifindex;
+	memcpy(gp->src_mac, p->mac, 6);
+	gp->cpu = p->pq[0].w ? p->pq[0].w->cpu : -1;
+	p->gen = ferry_gen_start(gp, msg, len);
+	if (!p->gen)
+		return -errno;
+	log_info("gen %s: %u-byte frames, %u flow(s), rate %s%llu, count %llu",
+		 port, gp->size, gp->flows, gp->rate ? "" : "max ",
+		 (unsigned long long)gp->rate, (unsigned long long)gp->count);
+	return 0;
+}
+
+int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port);
+
+	if (!p)
+		return fail(msg, len, -ENOENT, "no port %s", port);
+	if (!p->gen)
+		return fail(msg, len, -ENOENT, "no generator on %s", port);
+	/* The object stays: its counters are readable until the next start. */
+	ferry_gen_stop(p->gen);
+	log_info("gen %s: stopped after %llu frames", port,
+		 (unsigned long long)ferry_gen_frames(p->gen));
+	return 0;
+}
+
+/* ------------------------------------------------------------ teardown */
+
+void ferry_destroy(struct ferry *f)
+{
+	char msg[256];
+
+	if (!f)
+		return;
+	while (f->n_ports) {
+		int i;
+
+		/* Delete ports that are nobody's egress first. */
+		for (i = f->n_ports - 1; i >= 0; i--) {
+			struct ferry_port *p = f->ports[i];
+
+			if (p->peer && p->peer != p)
+				ferry_app_set(f, p->name, FERRY_APP_NONE, NULL,
+					      msg, sizeof(msg));
+		}
+		if (ferry_port_del(f, f->ports[f->n_ports - 1]->name, msg,
+				   sizeof(msg)))
+			log_err("shutdown: %s", msg);
+	}
+	workers_destroy(f);
+	free(f);
+}

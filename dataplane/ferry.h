@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ferry.h - the daemon's dataplane as one object: its workers, its ports and
+ * what each port does. Every operation validates all of its input before
+ * it changes anything; a failed operation leaves the state as it was and
+ * writes a message for the operator into msg.
+ *
+ * Called from the control thread only; the workers see changes through
+ * ferry_worker_pause/resume.
+ */
+#ifndef FERRY_FERRY_H
+#define FERRY_FERRY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gen.h"
+#include "worker.h"
+#include "xsk.h"
+
+#define FERRY_MAX_WORKERS 64
+#define FERRY_MAX_PORTS	  64
+
+struct ferry;
+
+struct ferry *ferry_create(void);
+/* Stops generators, deletes ports (detaching XDP), stops workers. */
+void ferry_destroy(struct ferry *f);
+
+int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
+		      char *msg, size_t len);
+
+struct ferry_port_params {
+	const char *name;
+	const char *ifname;
+	bool queues_given;
+	uint32_t q_first;
+	uint32_t n_queues;
+	enum ferry_xsk_mode mode;
+	bool xdp_generic;
+};
+int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
+		   char *msg, size_t len);
+int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len);
+
+const char *ferry_app_name(enum ferry_app app);
+
+/* xconnect (peer names the egress port), reflect, drop, none. */
+int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
+		  const char *peer, char *msg, size_t len);
+int ferry_xconnect_del(struct ferry *f, const char *port, char *msg,
+		       size_t len);
+
+/* p->ifindex, src_mac and cpu are filled in from the port. */
+int ferry_gen_begin(struct ferry *f, const char *port,
+		    struct ferry_gen_params *p, char *msg, size_t len);
+int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len);
+
+/* JSON views (new references; NULL with msg on a bad filter). */
+json_t *ferry_port_show(struct ferry *f, const char *name, char *msg,
+			size_t len);
+json_t *ferry_worker_show(struct ferry *f);
+json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
+		    size_t len);
+void ferry_stats_reset(struct ferry *f);
+/* Prometheus text exposition; malloc'd. */
+char *ferry_metrics(struct ferry *f);
+/* Running configuration as command lines; malloc'd. */
+char *ferry_config_text(struct ferry *f);
+
+/* Called about once a second by the control thread: rates. */
+void ferry_tick(struct ferry *f);
+
+#endif /* FERRY_FERRY_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ferry_int.h - the daemon object's insides, shared by ferry.c and report.c. */
+#ifndef FERRY_FERRY_INT_H
+#define FERRY_FERRY_INT_H
+
+#include "ferry.h"
+#include "port.h"
+#include "worker.h"
+
+struct ferry {
+	struct ferry_worker *workers[FERRY_MAX_WORKERS];
+	int n_workers;
+	uint64_t cpumask;
+	enum ferry_idle idle;
+	struct ferry_port *ports[FERRY_MAX_PORTS];
+	int n_ports;
+	bool try_hugepages;
+	uint64_t last_tick_ns;
+	uint64_t verdict_scratch[FERRY_R__COUNT];
+};
+
+struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
+uint64_t ferry_now_ns(void);
+
+#endif /* FERRY_FERRY_INT_H */

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ferryd - the daemon: applies the config file, then serves the control
+ * socket until `shutdown`, SIGTERM or SIGINT, and detaches from every port
+ * on the way out.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ferry.h"
+#include "log.h"
+#include "server.h"
+
+#define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ferryd [-c FILE] [-s SOCKET] [-f]\n"
+		"  -c FILE    apply the commands in FILE at start (one per "
+		"line)\n"
+		"  -s SOCKET  control socket (default " DEFAULT_SOCKET ")\n"
+		"  -f         stay in the foreground\n");
+}
+
+struct sigwaiter {
+	sigset_t set;
+	struct ctl_server *srv;
+};
+
+/* Signals are blocked everywhere and taken here, outside any handler. */
+static void *sig_main(void *arg)
+{
+	struct sigwaiter *sw = arg;
+	int sig;
+
+	if (!sigwait(&sw->set, &sig)) {
+		log_info("signal %d: shutting down", sig);
+		ctl_server_stop(sw->srv);
+	}
+	return NULL;
+}
+
+static void tick(void *ctx)
+{
+	ferry_tick(((struct ferryd_ctx *)ctx)->f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL, *sock = DEFAULT_SOCKET;
+	struct ferryd_ctx ctx = {0};
+	struct sigwaiter sw;
+	struct ctl_err err = {{0}};
+	struct ctl_server_params sp;
+	const struct ctl_cmd *cmds;
+	bool foreground = false;
+	pthread_t sig_thread;
+	int opt, rc, lineno = 0;
+	size_t n_cmds;
+
+	while ((opt = getopt(argc, argv, "c:s:fh")) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sw.set);
+	sigaddset(&sw.set, SIGTERM);
+	sigaddset(&sw.set, SIGINT);
+	sigaddset(&sw.set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sw.set, NULL);
+
+	cmds = ferryd_commands(&n_cmds);
+	ctx.f = ferry_create();
+	if (!ctx.f) {
+		log_err("out of memory");
+		return 1;
+	}
+	if (config) {
+		rc = ctl_run_file(cmds, n_cmds, &ctx, config, &lineno, &err);
+		if (rc) {
+			log_err("%s: %s", config, err.msg);
+			rc = 1;
+			goto out_ferry;
+		}
+		log_info("applied %s", config);
+		if (ctx.stop) {
+			rc = 0;
+			goto out_ferry;
+		}
+	}
+
+	sp = (struct ctl_server_params){
+		.path = sock,
+		.table = cmds,
+		.n_cmds = n_cmds,
+		.ctx = &ctx,
+		.tick = tick,
+		.tick_ms = 1000,
+	};
+	ctx.srv = ctl_server_create(&sp);
+	if (!ctx.srv) {
+		log_err("control socket %s: %s", sock, strerror(errno));
+		rc = 1;
+		goto out_ferry;
+	}
+	if (!foreground && daemon(0, 1)) {
+		log_err("daemon: %s", strerror(errno));
+		rc = 1;
+		goto out_server;
+	}
+	sw.srv = ctx.srv;
+	if (pthread_create(&sig_thread, NULL, sig_main, &sw)) {
+		log_err("cannot start the signal thread");
+		rc = 1;
+		goto out_server;
+	}
+	pthread_detach(sig_thread);
+	log_info("ferryd %s ready on %s", FERRY_VERSION, sock);
+	rc = ctl_server_run(ctx.srv);
+	if (rc)
+		log_err("control socket: %s", strerror(-rc));
+	rc = rc ? 1 : 0;
+
+out_server:
+	ctl_server_destroy(ctx.srv);
+out_ferry:
+	ferry_destroy(ctx.f);
+	log_info("ferryd exits");
+	return rc;
+}

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* gen.c - the live-frames generator thread. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ferry_abi.h"
+#include "ferry_gen.skel.h"
+#include "gen.h"
+#include "log.h"
+
+#ifndef BPF_F_TEST_XDP_LIVE_FRAMES
+#define BPF_F_TEST_XDP_LIVE_FRAMES (1U << 1)
+#endif
+
+/*
+ * Frames per BPF_PROG_RUN call. Each call costs a few milliseconds of setup
+ * (page pool), so unpaced runs use large calls; paced runs send 10 ms worth
+ * per call, which keeps the rate smooth at that scale.
+ */
+#define GEN_CALL_MAX   (1u << 20)
+#define GEN_PACE_HZ    100
+#define GEN_BATCH_SIZE 256 /* frames per redirect flush inside a call */
+
+struct ferry_gen {
+	struct ferry_gen_params p;
+	struct ferry_gen_bpf *skel;
+	uint8_t frame[FERRY_GEN_MAX_SIZE];
+	pthread_t thread;
+	int stop;    /* atomic */
+	int running; /* atomic */
+	int err;     /* first error of the thread, -errno */
+	bool joined;
+};
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *f)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20;
+	uint32_t sum = 0, i;
+
+	memcpy(f, p->dst_mac, 6);
+	memcpy(f + 6, p->src_mac, 6);
+	put16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	ip[1] = 0;
+	put16(ip + 2, (uint16_t)(p->size - 14));
+	put16(ip + 4, 0);      /* id */
+	put16(ip + 6, 0x4000); /* DF */
+	ip[8] = 64;
+	ip[9] = 17;
+	put16(ip + 10, 0);
+	/* 198.18.0.1 -> 198.18.0.2: the benchmarking range (RFC 2544). */
+	memcpy(ip + 12, (uint8_t[]){198, 18, 0, 1}, 4);
+	memcpy(ip + 16, (uint8_t[]){198, 18, 0, 2}, 4);
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	put16(ip + 10, csum_fold(sum));
+	put16(udp, FERRY_GEN_SPORT_BASE);
+	put16(udp + 2, FERRY_GEN_DPORT);
+	put16(udp + 4, (uint16_t)(p->size - 34));
+	put16(udp + 6, 0); /* no checksum: lets the program vary the port */
+	for (i = 0; i < p->size - 42; i++)
+		udp[8 + i] = (uint8_t)i;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+			      .tv_nsec = (long)(t % 1000000000ull)};
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static void *gen_main(void *arg)
+{
+	struct ferry_gen *g = arg;
+	int prog_fd = bpf_program__fd(g->skel->progs.ferry_gen);
+	uint64_t sent = 0, chunk, t0 = now_ns();
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = g->frame,
+		    .data_size_in = g->p.size,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = GEN_BATCH_SIZE);
+
+	chunk = g->p.rate ? g->p.rate / GEN_PACE_HZ : GEN_CALL_MAX;
+	if (!chunk)
+		chunk = 1;
+	if (chunk > GEN_CALL_MAX)
+		chunk = GEN_CALL_MAX;
+
+	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t n = chunk;
+
+		if (g->p.count) {
+			if (sent >= g->p.count)
+				break;
+			if (n > g->p.count - sent)
+				n = g->p.count - sent;
+		}
+		opts.repeat = (uint32_t)n;
+		if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+			g->err = -errno;
+			log_err("gen: BPF_PROG_RUN live frames: %s",
+				strerror(errno));
+			break;
+		}
+		sent += n;
+		if (g->p.rate)
+			sleep_until(t0 + sent * 1000000000ull / g->p.rate);
+	}
+	__atomic_store_n(&g->running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+__attribute__((format(printf, 4, 5))) static struct ferry_gen *
+fail(struct ferry_gen *g, char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int err = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	if (g) {
+		ferry_gen_bpf__destroy(g->skel);
+		free(g);
+	}
+	errno = err ? err : EINVAL;
+	return NULL;
+}
+
+struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
+				  size_t len)
+{
+	struct ferry_gen *g;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	if (p->size < FERRY_GEN_MIN_SIZE || p->size > FERRY_GEN_MAX_SIZE) {
+		errno = EINVAL;
+		return fail(NULL, msg, len, "size must be %d..%d bytes",
+			    FERRY_GEN_MIN_SIZE, FERRY_GEN_MAX_SIZE);
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return fail(NULL, msg, len, "out of memory");
+	g->p = *p;
+	if (!g->p.flows)
+		g->p.flows = 1;
+	ferry_gen_build_frame(&g->p, g->frame);
+
+	g->skel = ferry_gen_bpf__open();
+	if (!g->skel)
+		return fail(g, msg, len, "cannot open the generator program");
+	g->skel->rodata->ifindex_out = (uint32_t)p->ifindex;
+	g->skel->rodata->sport_base = FERRY_GEN_SPORT_BASE;
+	g->skel->rodata->n_flows = (uint16_t)g->p.flows;
+	g->skel->rodata->udp_off = 34;
+	err = ferry_gen_bpf__load(g->skel);
+	if (err) {
+		errno = -err;
+		return fail(g, msg, len, "cannot load the generator: %s",
+			    strerror(-err));
+	}
+
+	g->running = 1;
+	pthread_attr_init(&attr);
+	if (p->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(p->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	err = pthread_create(&g->thread, &attr, gen_main, g);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		errno = err;
+		return fail(g, msg, len,
+			    "cannot start the generator thread: %s",
+			    strerror(err));
+	}
+	pthread_setname_np(g->thread, "ferry-gen");
+	return g;
+}
+
+void ferry_gen_stop(struct ferry_gen *g)
+{
+	if (!g || g->joined)
+		return;
+	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(g->thread, NULL);
+	g->joined = true;
+}
+
+void ferry_gen_destroy(struct ferry_gen *g)
+{
+	if (!g)
+		return;
+	ferry_gen_stop(g);
+	ferry_gen_bpf__destroy(g->skel);
+	free(g);
+}
+
+bool ferry_gen_running(const struct ferry_gen *g)
+{
+	return __atomic_load_n(&g->running, __ATOMIC_ACQUIRE);
+}
+
+uint64_t ferry_gen_frames(const struct ferry_gen *g)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct ferry_gen_ctr *vals;
+	uint32_t key = 0;
+	uint64_t n = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(g->skel->maps.gen_ctrs), &key,
+				 vals))
+		for (c = 0; c < ncpu; c++)
+			n += vals[c].frames;
+	free(vals);
+	return n;
+}
+
+const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g)
+{
+	return &g->p;
+}

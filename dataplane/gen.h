@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gen.h - ferry's traffic generator.
+ *
+ * Frames are built once in userspace from a template and sent by the
+ * kernel: BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs ferry_gen on
+ * each frame, which stamps the flow's UDP source port and redirects it out
+ * of the port's interface. One thread per generator, pinned, paces calls
+ * to the requested rate.
+ */
+#ifndef FERRY_GEN_H
+#define FERRY_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FERRY_GEN_MIN_SIZE   42	  /* Ethernet + IPv4 + UDP headers */
+#define FERRY_GEN_MAX_SIZE   1514 /* the test-run page holds no more */
+#define FERRY_GEN_SPORT_BASE 1024
+#define FERRY_GEN_DPORT	     9 /* discard */
+
+struct ferry_gen_params {
+	int ifindex;
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	uint32_t size;	/* frame bytes, no FCS */
+	uint64_t rate;	/* frames per second; 0: as fast as possible */
+	uint32_t flows; /* distinct UDP source ports, >= 1 */
+	uint64_t count; /* frames in all; 0: until stopped */
+	int cpu;	/* pin the thread here; -1: don't */
+};
+
+struct ferry_gen;
+
+/* Builds the template into buf (at least p->size bytes). */
+void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *buf);
+
+/* Loads the program and starts the thread. NULL with msg filled on error. */
+struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
+				  size_t len);
+/* Stops the thread (waits for the call in flight); counters stay readable. */
+void ferry_gen_stop(struct ferry_gen *g);
+/* Stops and unloads. */
+void ferry_gen_destroy(struct ferry_gen *g);
+bool ferry_gen_running(const struct ferry_gen *g);
+/* Frames the program sent (its own per-CPU counter). */
+uint64_t ferry_gen_frames(const struct ferry_gen *g);
+const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g);
+
+#endif /* FERRY_GEN_H */

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* port.c - the XDP side of a port: load, ownership checks, attach, detach. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ferry_xdp.skel.h"
+#include "log.h"
+#include "port.h"
+
+/* Formats msg and returns err, so a failing step reads as one statement. */
+__attribute__((format(printf, 4, 5))) static int
+fail(char *msg, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
+{
+	char path[128];
+	FILE *f;
+	int v;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, leaf);
+	f = fopen(path, "r");
+	if (!f)
+		return dflt;
+	if (fscanf(f, "%d", &v) != 1)
+		v = dflt;
+	fclose(f);
+	return v;
+}
+
+static uint32_t count_rx_queues(const char *ifname)
+{
+	char path[128];
+	struct dirent *de;
+	uint32_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "rx-", 3);
+	closedir(d);
+	return n ? n : 1;
+}
+
+static int read_mac(const char *ifname, uint8_t mac[6])
+{
+	char path[128];
+	unsigned int b[6];
+	FILE *f;
+	int i, ok;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		    &b[5]) == 6;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ifindex = (int)if_nametoindex(ifname);
+	if (!out->ifindex)
+		return -ENODEV;
+	out->n_rxq = count_rx_queues(ifname);
+	out->numa_node = read_sysfs_int(ifname, "device/numa_node", -1);
+	if (read_mac(ifname, out->mac))
+		memset(out->mac, 0, sizeof(out->mac));
+	if (ferry_driver_name(ifname, out->driver, sizeof(out->driver)))
+		snprintf(out->driver, sizeof(out->driver), "unknown");
+	return 0;
+}
+
+/* ------------------------------------------------- who owns a program */
+
+struct xdp_owner {
+	uint32_t prog_id;
+	uint32_t attach_flags; /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
+	bool is_ferry;
+	uint32_t owner_pid;
+	char name[BPF_OBJ_NAME_LEN];
+};
+
+static bool pid_is_live_ferryd(uint32_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (!pid || (pid_t)pid == getpid())
+		return false;
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return false;
+	/* A recycled PID that is not a ferryd does not hold the port. */
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strncmp(comm, "ferryd", 6);
+}
+
+/* Reads the owner PID out of a ferry program's config map. */
+static void read_owner(int prog_fd, struct xdp_owner *o)
+{
+	uint32_t map_ids[16], i, key = 0;
+	struct bpf_prog_info info = {0};
+	uint32_t len = sizeof(info);
+
+	info.nr_map_ids = 16;
+	info.map_ids = (uintptr_t)map_ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return;
+	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi = {0};
+		uint32_t mlen = sizeof(mi);
+		struct ferry_xdp_cfg cfg;
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
+		    !strcmp(mi.name, FERRY_CFG_MAP_NAME) &&
+		    mi.value_size == sizeof(cfg) &&
+		    !bpf_map_lookup_elem(fd, &key, &cfg)) {
+			o->is_ferry = true;
+			o->owner_pid = cfg.owner_pid;
+		}
+		close(fd);
+	}
+}
+
+static int xdp_owner_get(int ifindex, struct xdp_owner *o)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {0};
+	uint32_t len = sizeof(info);
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err)
+		return err;
+	if (q.drv_prog_id) {
+		o->prog_id = q.drv_prog_id;
+		o->attach_flags = XDP_FLAGS_DRV_MODE;
+	} else if (q.skb_prog_id) {
+		o->prog_id = q.skb_prog_id;
+		o->attach_flags = XDP_FLAGS_SKB_MODE;
+	} else if (q.prog_id) {
+		o->prog_id = q.prog_id;
+	}
+	if (!o->prog_id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(o->prog_id);
+	if (fd < 0)
+		return 0; /* gone meanwhile, or not ours to look at */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		snprintf(o->name, sizeof(o->name), "%s", info.name);
+	if (!strcmp(o->name, FERRY_XDP_PROG_NAME))
+		read_owner(fd, o);
+	close(fd);
+	return 0;
+}
+
+/* ------------------------------------------------------- load / attach */
+
+int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
+{
+	struct ferry_xdp_cfg cfg = {
+		.n_rules = 0,
+		.default_action = FERRY_ACT_XSK,
+		.pass_arp_ndp = 1,
+		.owner_pid = (uint32_t)getpid(),
+	};
+	struct xdp_owner o;
+	uint32_t key = 0;
+	int err;
+
+	err = xdp_owner_get(p->ifindex, &o);
+	if (err)
+		return fail(msg, len, err, "%s: cannot query XDP: %s",
+			    p->ifname, strerror(-err));
+	if (o.prog_id && !o.is_ferry)
+		return fail(msg, len, -EBUSY,
+			    "%s already has XDP program '%s' (id %u) that "
+			    "ferry did not load; remove it first "
+			    "(ip link set dev %s xdp off)",
+			    p->ifname, o.name, o.prog_id, p->ifname);
+	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
+		return fail(msg, len, -EBUSY, "%s is driven by ferryd pid %u",
+			    p->ifname, o.owner_pid);
+
+	p->skel = ferry_xdp_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		return fail(msg, len, err, "cannot open the XDP classifier: %s",
+			    strerror(-err));
+	}
+	err = ferry_xdp_bpf__load(p->skel);
+	if (err) {
+		fail(msg, len, err, "cannot load the XDP classifier: %s",
+		     strerror(-err));
+		goto err_skel;
+	}
+	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
+				  &cfg, 0);
+	if (err) {
+		err = -errno;
+		fail(msg, len, err, "cannot configure the classifier: %s",
+		     strerror(-err));
+		goto err_skel;
+	}
+	return 0;
+
+err_skel:
+	ferry_xdp_bpf__destroy(p->skel);
+	p->skel = NULL;
+	return err;
+}
+
+int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd)
+{
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.xsks_map), &queue,
+				&fd, 0))
+		return -errno;
+	return 0;
+}
+
+int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(p->skel->maps.xsks_map), &queue) &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
+{
+	uint32_t mode =
+		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	int prog_fd = bpf_program__fd(p->skel->progs.ferry_xdp);
+	struct bpf_prog_info info = {0};
+	uint32_t ilen = sizeof(info);
+	struct xdp_owner o;
+	int err, old_fd;
+
+	/* Look again: the interface may have changed since the load. */
+	err = xdp_owner_get(p->ifindex, &o);
+	if (err)
+		return fail(msg, len, err, "%s: cannot query XDP: %s",
+			    p->ifname, strerror(-err));
+	if (o.prog_id && (!o.is_ferry || pid_is_live_ferryd(o.owner_pid)))
+		return fail(msg, len, -EBUSY,
+			    "%s: XDP program '%s' (id %u) appeared; "
+			    "not replacing it",
+			    p->ifname, o.name, o.prog_id);
+
+	if (o.prog_id) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+
+		old_fd = bpf_prog_get_fd_by_id(o.prog_id);
+		if (old_fd < 0) {
+			err = -errno;
+			return fail(msg, len, err, "%s: stale program: %s",
+				    p->ifname, strerror(-err));
+		}
+		opts.old_prog_fd = old_fd;
+		if (o.attach_flags == mode) {
+			err = bpf_xdp_attach(p->ifindex, prog_fd, mode, &opts);
+		} else {
+			/* Other mode: take the stale one off, then attach. */
+			err = bpf_xdp_detach(p->ifindex, o.attach_flags, &opts);
+			if (!err)
+				err = bpf_xdp_attach(
+					p->ifindex, prog_fd,
+					mode | XDP_FLAGS_UPDATE_IF_NOEXIST,
+					NULL);
+		}
+		close(old_fd);
+		if (!err) {
+			p->replaced_stale = true;
+			log_info("port %s: replaced stale ferry program id %u "
+				 "(ferryd pid %u is gone)",
+				 p->name, o.prog_id, o.owner_pid);
+		}
+	} else {
+		err = bpf_xdp_attach(p->ifindex, prog_fd,
+				     mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	}
+	if (err)
+		return fail(msg, len, err,
+			    "%s: cannot attach XDP in %s mode: %s", p->ifname,
+			    p->xdp_generic ? "generic" : "native",
+			    strerror(-err));
+	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &ilen))
+		p->prog_id = info.id;
+	return 0;
+}
+
+void ferry_port_xdp_detach(struct ferry_port *p)
+{
+	uint32_t mode =
+		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	int err;
+
+	if (!p->skel || !p->prog_id)
+		return;
+	/* Only our own program: the kernel checks old_prog_fd atomically. */
+	opts.old_prog_fd = bpf_program__fd(p->skel->progs.ferry_xdp);
+	err = bpf_xdp_detach(p->ifindex, mode, &opts);
+	if (err && err != -ENODEV)
+		log_warn("port %s: XDP program on %s was not ours any more; "
+			 "left in place (%s)",
+			 p->name, p->ifname, strerror(-err));
+	p->prog_id = 0;
+}
+
+void ferry_port_xdp_unload(struct ferry_port *p)
+{
+	ferry_xdp_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
+int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, c;
+	struct ferry_verdict_ctr *vals;
+	uint32_t r;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	fd = bpf_map__fd(p->skel->maps.ferry_verdicts);
+	for (r = 0; r < FERRY_R__COUNT; r++) {
+		out[r] = 0;
+		if (bpf_map_lookup_elem(fd, &r, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[r] += vals[c].packets;
+	}
+	free(vals);
+	return 0;
+}

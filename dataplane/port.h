@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * port.h - a port: one interface, ferry's XDP classifier attached to it,
+ * and one AF_XDP socket per configured RX queue (held by the queue's
+ * worker as a struct ferry_pq).
+ *
+ * Attaching refuses to replace a program ferry did not load. A ferry
+ * program whose ferryd is gone (killed with SIGKILL) is recognised by its
+ * name, its config map and the owner PID in that map, and replaced
+ * atomically (XDP_FLAGS_REPLACE).
+ */
+#ifndef FERRY_PORT_H
+#define FERRY_PORT_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ferry_abi.h"
+#include "gen.h"
+#include "profiles.h"
+#include "worker.h"
+#include "xsk.h"
+
+#define FERRY_NAME_MAX 32
+
+struct ferry_xdp_bpf; /* skeleton */
+
+struct ferry_port {
+	/* identity */
+	char name[FERRY_NAME_MAX];
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint8_t mac[6];
+	char driver[32];
+	const struct ferry_driver_profile *profile;
+	int numa_node;
+	/* configuration */
+	uint32_t q_first;
+	uint32_t n_queues;
+	enum ferry_xsk_mode mode_req;
+	bool xdp_generic;
+	enum ferry_app app;
+	struct ferry_port *peer; /* egress of XCONNECT */
+	/* state */
+	bool zerocopy;
+	bool hugepages;
+	bool tx_budget_set;
+	bool replaced_stale; /* took over from a killed ferryd */
+	struct ferry_xdp_bpf *skel;
+	uint32_t prog_id;
+	struct ferry_pq *pq; /* n_queues of them */
+	uint64_t verdict_base[FERRY_R__COUNT];
+	struct ferry_gen *gen; /* generator sending out of this port */
+	uint64_t gen_prev;     /* sampler: generator frames at the last tick */
+	double gen_pps;
+};
+
+/* Facts about an interface, for validation before anything changes. */
+struct ferry_ifinfo {
+	int ifindex;
+	uint32_t n_rxq;
+	int numa_node;
+	uint8_t mac[6];
+	char driver[32];
+};
+int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
+
+/*
+ * Loads the classifier for p (not yet attached) and checks that the
+ * interface is free: 0, or -EBUSY with msg when a foreign program or a live
+ * ferryd holds it.
+ */
+int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len);
+/* Puts a socket into the XSKMAP slot of its queue. */
+int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
+int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
+/* Attaches (replacing a stale ferry program); 0 or -errno with msg. */
+int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len);
+/* Detaches only if the attached program is still ours. */
+void ferry_port_xdp_detach(struct ferry_port *p);
+void ferry_port_xdp_unload(struct ferry_port *p);
+
+/* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
+int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
+
+#endif /* FERRY_PORT_H */

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * report.c - what the control socket shows: ports, workers, counters with
+ * rates, Prometheus text and the running configuration. Counter names come
+ * from the X-macro lists in counters.h and ferry_abi.h, nowhere else.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ferry_int.h"
+#include "log.h"
+
+static const char *const reason_names[] = {
+#define REASON_NAME(id, name) [FERRY_R_##id] = name,
+	FERRY_REASONS(REASON_NAME)
+#undef REASON_NAME
+};
+
+static const char *mode_name(bool zc)
+{
+	return zc ? "zc" : "copy";
+}
+
+static const char *const mode_req_names[] = {
+	[FERRY_XSK_AUTO] = "auto",
+	[FERRY_XSK_ZC] = "zc",
+	[FERRY_XSK_COPY] = "copy",
+};
+
+/* ---------------------------------------------------------- port show */
+
+static json_t *port_json(const struct ferry_port *p)
+{
+	json_t *o = json_object(), *workers = json_array();
+	char app[64], mac[18];
+	uint64_t seen = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		const struct ferry_worker *w = p->pq[i].w;
+
+		if (w && !(seen & (1ull << w->id))) {
+			seen |= 1ull << w->id;
+			json_array_append_new(workers, json_integer(w->id));
+		}
+	}
+	if (p->app == FERRY_APP_XCONNECT)
+		snprintf(app, sizeof(app), "xconnect %s", p->peer->name);
+	else
+		snprintf(app, sizeof(app), "%s", ferry_app_name(p->app));
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0],
+		 p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
+	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "ifname", json_string(p->ifname));
+	json_object_set_new(o, "ifindex", json_integer(p->ifindex));
+	json_object_set_new(o, "mac", json_string(mac));
+	json_object_set_new(o, "driver", json_string(p->driver));
+	json_object_set_new(o, "profile", json_string(p->profile->driver));
+	json_object_set_new(o, "queue_first", json_integer(p->q_first));
+	json_object_set_new(o, "queues", json_integer(p->n_queues));
+	json_object_set_new(o, "mode", json_string(mode_name(p->zerocopy)));
+	json_object_set_new(o, "mode_requested",
+			    json_string(mode_req_names[p->mode_req]));
+	json_object_set_new(o, "xdp",
+			    json_string(p->xdp_generic ? "generic" : "native"));
+	json_object_set_new(o, "prog_id", json_integer(p->prog_id));
+	json_object_set_new(o, "umem",
+			    json_string(p->hugepages ? "hugepages" : "pages"));
+	json_object_set_new(o, "numa_node", json_integer(p->numa_node));
+	json_object_set_new(o, "tx_budget",
+			    json_string(p->zerocopy ? "driver"
+					: p->tx_budget_set
+						? "256"
+						: "32 (kernel default)"));
+	json_object_set_new(o, "need_wakeup", json_true());
+	json_object_set_new(o, "app", json_string(app));
+	json_object_set_new(o, "workers", workers);
+	json_object_set_new(o, "took_over_stale_program",
+			    json_boolean(p->replaced_stale));
+	return o;
+}
+
+json_t *ferry_port_show(struct ferry *f, const char *name, char *msg,
+			size_t len)
+{
+	json_t *arr;
+	int i;
+
+	if (name && !ferry_port_find(f, name)) {
+		snprintf(msg, len, "no port %s", name);
+		return NULL;
+	}
+	arr = json_array();
+	for (i = 0; i < f->n_ports; i++)
+		if (!name || !strcmp(name, f->ports[i]->name))
+			json_array_append_new(arr, port_json(f->ports[i]));
+	return arr;
+}
+
+/* ------------------------------------------------------------- stats */
+
+/* Everything one queue reports, reset offsets applied. */
+struct q_view {
+	struct ferry_queue_ctrs c;
+	struct ferry_xsk_ctrs x;
+	uint64_t drops;
+};
+
+static void q_view_get(const struct ferry_pq *pq, struct q_view *v)
+{
+	struct ferry_xsk_ctrs now = {0};
+
+	memset(v, 0, sizeof(*v));
+#define Q_READ(ctr) v->c.ctr = ferry_ctr_read(&pq->c.ctr) - pq->base.ctr;
+	FERRY_QUEUE_COUNTERS(Q_READ)
+#undef Q_READ
+#define D_READ(ctr)                                                            \
+	v->c.drop.ctr = ferry_ctr_read(&pq->c.drop.ctr) - pq->base.drop.ctr;   \
+	v->drops += v->c.drop.ctr;
+	FERRY_DROP_REASONS(D_READ)
+#undef D_READ
+	if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+#define X_READ(ctr) v->x.ctr = now.ctr - pq->xbase.ctr;
+		FERRY_XSK_COUNTERS(X_READ)
+#undef X_READ
+	}
+}
+
+static void q_view_add(struct q_view *sum, const struct q_view *v)
+{
+#define Q_ADD(ctr) sum->c.ctr += v->c.ctr;
+	FERRY_QUEUE_COUNTERS(Q_ADD)
+#undef Q_ADD
+#define D_ADD(ctr) sum->c.drop.ctr += v->c.drop.ctr;
+	FERRY_DROP_REASONS(D_ADD)
+#undef D_ADD
+#define X_ADD(ctr) sum->x.ctr += v->x.ctr;
+	FERRY_XSK_COUNTERS(X_ADD)
+#undef X_ADD
+	sum->drops += v->drops;
+}
+
+static json_t *q_view_json(const struct q_view *v, double rx_pps, double tx_pps)
+{
+	json_t *o = json_object(), *d = json_object();
+
+#define Q_SET(ctr)                                                             \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)v->c.ctr));
+	FERRY_QUEUE_COUNTERS(Q_SET)
+#undef Q_SET
+#define X_SET(ctr)                                                             \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)v->x.ctr));
+	FERRY_XSK_COUNTERS(X_SET)
+#undef X_SET
+#define D_SET(ctr)                                                             \
+	json_object_set_new(d, #ctr, json_integer((json_int_t)v->c.drop.ctr));
+	FERRY_DROP_REASONS(D_SET)
+#undef D_SET
+	json_object_set_new(o, "drops", json_integer((json_int_t)v->drops));
+	json_object_set_new(o, "drop_reasons", d);
+	json_object_set_new(o, "rx_pps", json_real(rx_pps));
+	json_object_set_new(o, "tx_pps", json_real(tx_pps));
+	json_object_set_new(o, "kicks_per_packet",
+			    json_real(v->c.tx_packets
+					      ? (double)v->c.tx_kicks /
+							(double)v->c.tx_packets
+					      : 0.0));
+	return o;
+}
+
+static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
+{
+	json_t *o = json_object(), *qs = json_array(), *xdp = json_object();
+	struct q_view sum, v;
+	double rx_pps = 0, tx_pps = 0;
+	uint64_t malformed = 0;
+	uint32_t i, r;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+		json_t *q;
+
+		q_view_get(pq, &v);
+		q_view_add(&sum, &v);
+		rx_pps += pq->rx_pps;
+		tx_pps += pq->tx_pps;
+		q = q_view_json(&v, pq->rx_pps, pq->tx_pps);
+		json_object_set_new(q, "queue", json_integer(pq->queue));
+		json_object_set_new(q, "worker",
+				    json_integer(pq->w ? pq->w->id : -1));
+		json_array_append_new(qs, q);
+	}
+	if (!ferry_port_verdicts(p, f->verdict_scratch)) {
+		for (r = 0; r < FERRY_R__COUNT; r++) {
+			uint64_t n = f->verdict_scratch[r] - p->verdict_base[r];
+
+			json_object_set_new(xdp, reason_names[r],
+					    json_integer((json_int_t)n));
+			if (r >= FERRY_R_FIRST_MALFORMED)
+				malformed += n;
+		}
+	}
+	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "ifname", json_string(p->ifname));
+	json_object_set_new(o, "totals", q_view_json(&sum, rx_pps, tx_pps));
+	json_object_set_new(o, "queues", qs);
+	json_object_set_new(o, "xdp", xdp);
+	json_object_set_new(o, "xdp_malformed",
+			    json_integer((json_int_t)malformed));
+	return o;
+}
+
+static json_t *worker_stats_json(const struct ferry_worker *w)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(w->id));
+	json_object_set_new(o, "cpu", json_integer(w->cpu));
+#define W_SET(ctr)                                                             \
+	json_object_set_new(                                                   \
+		o, #ctr,                                                       \
+		json_integer((json_int_t)(ferry_ctr_read(&w->c.ctr) -          \
+					  w->base.ctr)));
+	FERRY_WORKER_COUNTERS(W_SET)
+#undef W_SET
+	json_object_set_new(o, "rx_pps", json_real(w->rx_pps));
+	json_object_set_new(o, "busy_share", json_real(w->busy_share));
+	json_object_set_new(o, "sockets", json_integer(w->n_pq));
+	json_object_set_new(
+		o, "idle",
+		json_string(w->idle == FERRY_IDLE_POLL ? "poll" : "busy"));
+	return o;
+}
+
+static json_t *gen_json(const struct ferry_port *p)
+{
+	const struct ferry_gen_params *gp = ferry_gen_params(p->gen);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "port", json_string(p->name));
+	json_object_set_new(o, "running",
+			    json_boolean(ferry_gen_running(p->gen)));
+	json_object_set_new(o, "frames",
+			    json_integer((json_int_t)ferry_gen_frames(p->gen)));
+	json_object_set_new(o, "pps", json_real(p->gen_pps));
+	json_object_set_new(o, "rate", json_integer((json_int_t)gp->rate));
+	json_object_set_new(o, "size", json_integer(gp->size));
+	json_object_set_new(o, "flows", json_integer(gp->flows));
+	json_object_set_new(o, "count", json_integer((json_int_t)gp->count));
+	return o;
+}
+
+json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
+		    size_t len)
+{
+	json_t *o, *ports, *workers, *gens;
+	int i;
+
+	if (port && !ferry_port_find(f, port)) {
+		snprintf(msg, len, "no port %s", port);
+		return NULL;
+	}
+	if (worker >= f->n_workers) {
+		snprintf(msg, len, "no worker %d (%d configured)", worker,
+			 f->n_workers);
+		return NULL;
+	}
+	o = json_object();
+	ports = json_array();
+	workers = json_array();
+	gens = json_array();
+	for (i = 0; i < f->n_ports && worker < 0; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (port && strcmp(port, p->name))
+			continue;
+		json_array_append_new(ports, port_stats_json(f, p));
+		if (p->gen)
+			json_array_append_new(gens, gen_json(p));
+	}
+	for (i = 0; i < f->n_workers && !port; i++)
+		if (worker < 0 || worker == i)
+			json_array_append_new(workers,
+					      worker_stats_json(f->workers[i]));
+	json_object_set_new(o, "ports", ports);
+	json_object_set_new(o, "workers", workers);
+	json_object_set_new(o, "gen", gens);
+	return o;
+}
+
+void ferry_stats_reset(struct ferry *f)
+{
+	int i;
+	uint32_t q;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; q < p->n_queues; q++) {
+			struct ferry_pq *pq = &p->pq[q];
+
+#define Q_SNAP(ctr) pq->base.ctr = ferry_ctr_read(&pq->c.ctr);
+			FERRY_QUEUE_COUNTERS(Q_SNAP)
+#undef Q_SNAP
+#define D_SNAP(ctr) pq->base.drop.ctr = ferry_ctr_read(&pq->c.drop.ctr);
+			FERRY_DROP_REASONS(D_SNAP)
+#undef D_SNAP
+			if (pq->xsk)
+				ferry_xsk_stats(pq->xsk, &pq->xbase);
+		}
+		ferry_port_verdicts(p, p->verdict_base);
+	}
+	for (i = 0; i < f->n_workers; i++) {
+		struct ferry_worker *w = f->workers[i];
+
+#define W_SNAP(ctr) w->base.ctr = ferry_ctr_read(&w->c.ctr);
+		FERRY_WORKER_COUNTERS(W_SNAP)
+#undef W_SNAP
+	}
+}
+
+json_t *ferry_worker_show(struct ferry *f)
+{
+	json_t *arr = json_array();
+	int i;
+
+	for (i = 0; i < f->n_workers; i++) {
+		const struct ferry_worker *w = f->workers[i];
+		json_t *o = json_object(), *socks = json_array();
+		uint32_t j;
+
+		for (j = 0; j < w->n_pq; j++) {
+			char s[64];
+
+			snprintf(s, sizeof(s), "%s/%u", w->pq[j]->port->name,
+				 w->pq[j]->queue);
+			json_array_append_new(socks, json_string(s));
+		}
+		json_object_set_new(o, "id", json_integer(w->id));
+		json_object_set_new(o, "cpu", json_integer(w->cpu));
+		json_object_set_new(o, "idle",
+				    json_string(w->idle == FERRY_IDLE_POLL
+							? "poll"
+							: "busy"));
+		json_object_set_new(o, "sockets", socks);
+		json_object_set_new(
+			o, "umem_frames",
+			json_integer(w->umem ? w->umem->n_frames : 0));
+		json_object_set_new(o, "umem_free",
+				    json_integer(ferry_worker_frames_free(w)));
+		json_object_set_new(o, "umem",
+				    json_string(!w->umem ? "none"
+						: w->umem->hugepages
+							? "hugepages"
+							: "pages"));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* -------------------------------------------------------------- rates */
+
+static double rate(uint64_t now, uint64_t *prev, double dt)
+{
+	double r = dt > 0 ? (double)(now - *prev) / dt : 0;
+
+	*prev = now;
+	return r;
+}
+
+void ferry_tick(struct ferry *f)
+{
+	uint64_t t = ferry_now_ns();
+	double dt = (double)(t - f->last_tick_ns) / 1e9;
+	int i;
+	uint32_t q;
+
+	f->last_tick_ns = t;
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; q < p->n_queues; q++) {
+			struct ferry_pq *pq = &p->pq[q];
+
+			pq->rx_pps = rate(ferry_ctr_read(&pq->c.rx_packets),
+					  &pq->prev_rx, dt);
+			pq->tx_pps = rate(ferry_ctr_read(&pq->c.tx_packets),
+					  &pq->prev_tx, dt);
+		}
+		if (p->gen)
+			p->gen_pps = rate(ferry_gen_frames(p->gen),
+					  &p->gen_prev, dt);
+	}
+	for (i = 0; i < f->n_workers; i++) {
+		struct ferry_worker *w = f->workers[i];
+		uint64_t loops = ferry_ctr_read(&w->c.loops);
+		uint64_t busy = ferry_ctr_read(&w->c.busy_loops);
+		uint64_t dl = loops - w->prev.loops;
+
+		w->busy_share =
+			dl ? (double)(busy - w->prev.busy_loops) / (double)dl
+			   : 0;
+		w->prev.loops = loops;
+		w->prev.busy_loops = busy;
+		w->rx_pps = rate(ferry_ctr_read(&w->c.rx_packets),
+				 &w->prev.rx_packets, dt);
+	}
+}
+
+/* ----------------------------------------------------- metrics, config */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL,
+			      b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (b->s && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = (b->cap + (size_t)n + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+		if (!b->s)
+			return;
+	}
+}
+
+char *ferry_metrics(struct ferry *f)
+{
+	struct sbuf b = {0};
+	struct q_view v;
+	int i;
+	uint32_t q, r;
+
+	sb_printf(&b, "# ferry %s\n", FERRY_VERSION);
+#define Q_HELP(ctr)                                                            \
+	sb_printf(&b, "# TYPE ferry_queue_" #ctr "_total counter\n");
+	FERRY_QUEUE_COUNTERS(Q_HELP)
+	FERRY_XSK_COUNTERS(Q_HELP)
+#undef Q_HELP
+	sb_printf(&b, "# TYPE ferry_queue_drops_total counter\n");
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; q < p->n_queues; q++) {
+			q_view_get(&p->pq[q], &v);
+#define Q_LINE(ctr)                                                            \
+	sb_printf(&b,                                                          \
+		  "ferry_queue_" #ctr                                          \
+		  "_total{port=\"%s\",queue=\"%u\"} %llu\n",                   \
+		  p->name, p->pq[q].queue, (unsigned long long)v.c.ctr);
+			FERRY_QUEUE_COUNTERS(Q_LINE)
+#undef Q_LINE
+#define X_LINE(ctr)                                                            \
+	sb_printf(&b,                                                          \
+		  "ferry_queue_" #ctr                                          \
+		  "_total{port=\"%s\",queue=\"%u\"} %llu\n",                   \
+		  p->name, p->pq[q].queue, (unsigned long long)v.x.ctr);
+			FERRY_XSK_COUNTERS(X_LINE)
+#undef X_LINE
+#define D_LINE(ctr)                                                            \
+	sb_printf(&b,                                                          \
+		  "ferry_queue_drops_total{port=\"%s\",queue=\"%u\",reason="   \
+		  "\"" #ctr "\"} %llu\n",                                      \
+		  p->name, p->pq[q].queue, (unsigned long long)v.c.drop.ctr);
+			FERRY_DROP_REASONS(D_LINE)
+#undef D_LINE
+		}
+	}
+	sb_printf(&b, "# TYPE ferry_xdp_verdicts_total counter\n");
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (ferry_port_verdicts(p, f->verdict_scratch))
+			continue;
+		for (r = 0; r < FERRY_R__COUNT; r++)
+			sb_printf(&b,
+				  "ferry_xdp_verdicts_total{port=\"%s\",reason="
+				  "\"%s\"} %llu\n",
+				  p->name, reason_names[r],
+				  (unsigned long long)(f->verdict_scratch[r] -
+						       p->verdict_base[r]));
+	}
+#define W_HELP(ctr)                                                            \
+	sb_printf(&b, "# TYPE ferry_worker_" #ctr "_total counter\n");
+	FERRY_WORKER_COUNTERS(W_HELP)
+#undef W_HELP
+	for (i = 0; i < f->n_workers; i++) {
+		struct ferry_worker *w = f->workers[i];
+
+#define W_LINE(ctr)                                                            \
+	sb_printf(&b,                                                          \
+		  "ferry_worker_" #ctr                                         \
+		  "_total{worker=\"%d\",cpu=\"%d\"} %llu\n",                   \
+		  w->id, w->cpu,                                               \
+		  (unsigned long long)(ferry_ctr_read(&w->c.ctr) -             \
+				       w->base.ctr));
+		FERRY_WORKER_COUNTERS(W_LINE)
+#undef W_LINE
+	}
+	return b.s;
+}
+
+static void cpulist(struct sbuf *b, uint64_t mask)
+{
+	int cpu, first = 1;
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		int end = cpu;
+
+		if (!(mask & (1ull << cpu)))
+			continue;
+		while (end + 1 < 64 && (mask & (1ull << (end + 1))))
+			end++;
+		sb_printf(b, first ? "%d" : ",%d", cpu);
+		if (end > cpu)
+			sb_printf(b, "-%d", end);
+		first = 0;
+		cpu = end;
+	}
+}
+
+char *ferry_config_text(struct ferry *f)
+{
+	struct sbuf b = {0};
+	int i;
+
+	sb_printf(&b, "# ferryd %s running configuration\n", FERRY_VERSION);
+	if (f->n_workers) {
+		sb_printf(&b, "workers ");
+		cpulist(&b, f->cpumask);
+		sb_printf(&b, " idle %s\n",
+			  f->idle == FERRY_IDLE_POLL ? "poll" : "busy");
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		const struct ferry_port *p = f->ports[i];
+
+		sb_printf(&b,
+			  "port add %s dev %s queues %u-%u mode %s xdp %s\n",
+			  p->name, p->ifname, p->q_first,
+			  p->q_first + p->n_queues - 1,
+			  mode_req_names[p->mode_req],
+			  p->xdp_generic ? "generic" : "native");
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		const struct ferry_port *p = f->ports[i];
+
+		if (p->app == FERRY_APP_XCONNECT)
+			sb_printf(&b, "xconnect add %s %s\n", p->name,
+				  p->peer->name);
+		else if (p->app != FERRY_APP_NONE)
+			sb_printf(&b, "%s %s\n", ferry_app_name(p->app),
+				  p->name);
+	}
+	if (!b.s)
+		sb_printf(&b, "%s", "");
+	return b.s;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * umem.h - a UMEM: the packet memory shared by every AF_XDP socket of one
+ * worker, and the worker's pool of free frames in it.
+ *
+ * One worker owns one UMEM, so the pool needs no lock: only the owning
+ * worker takes and returns frames, and the control thread touches the pool
+ * only while that worker is paused. Every frame has an owner tag that says
+ * where it is (the pool, or which socket's rings hold it), so that closing
+ * a socket gives back exactly the frames the kernel held for it and the
+ * frame count always returns to where it started.
+ */
+#ifndef FERRY_UMEM_H
+#define FERRY_UMEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ferry_xsk;
+
+#define FERRY_FRAME_SIZE  2048
+#define FERRY_FRAME_SHIFT 11
+_Static_assert((1u << FERRY_FRAME_SHIFT) == FERRY_FRAME_SIZE,
+	       "frame shift must match frame size");
+
+/*
+ * Owner tags. A socket slot s owns two tags: frames it holds in its fill or
+ * RX ring, and frames it holds in its TX or completion ring. Telling them
+ * apart lets a socket that must stay bound (see xsk.c) keep its fill ring.
+ */
+#define FERRY_OWNER_POOL     0xffff
+#define FERRY_OWNER_APP	     0xfffe /* in the worker's hands mid-burst */
+#define FERRY_OWNER_MAX_SOCK 256
+#define FERRY_OWNER_FILL(s)  ((uint16_t)((s) << 1))
+#define FERRY_OWNER_TX(s)    ((uint16_t)(((s) << 1) | 1))
+_Static_assert(FERRY_OWNER_TX(FERRY_OWNER_MAX_SOCK - 1) < FERRY_OWNER_APP,
+	       "owner tags must not collide with the special tags");
+
+struct ferry_umem_params {
+	uint32_t n_frames; /* power of two */
+	int numa_node;	   /* -1: no preference */
+	bool try_hugepages;
+};
+
+struct ferry_umem {
+	/* hot: data plane */
+	uint8_t *area;
+	uint64_t *free;	 /* stack of free frame addresses */
+	uint16_t *owner; /* per frame: FERRY_OWNER_* or socket slot */
+	uint32_t n_free;
+	uint32_t n_frames;
+	/* cold: control plane */
+	uint64_t size;
+	int reg_fd; /* socket that registered the UMEM (-1: none yet) */
+	struct ferry_xsk *parked; /* registering socket whose port is gone */
+	bool hugepages;
+	int numa_node;
+	uint64_t sock_slots[FERRY_OWNER_MAX_SOCK /
+			    64]; /* bitmap of used slots */
+};
+
+struct ferry_umem *ferry_umem_create(const struct ferry_umem_params *p);
+void ferry_umem_destroy(struct ferry_umem *u);
+
+/* Socket slot for owner tags; -ENOSPC when all are taken. */
+int ferry_umem_slot_get(struct ferry_umem *u);
+void ferry_umem_slot_put(struct ferry_umem *u, int slot);
+
+/* Returns every frame tagged with tag to the pool; returns how many. */
+uint32_t ferry_umem_reclaim(struct ferry_umem *u, uint16_t tag);
+/* Frames tagged with tag (for accounting). */
+uint32_t ferry_umem_count(const struct ferry_umem *u, uint16_t tag);
+
+static inline uint32_t ferry_umem_frame_idx(uint64_t addr)
+{
+	return (uint32_t)(addr >> FERRY_FRAME_SHIFT);
+}
+
+/*
+ * Takes up to n frames from the pool into addrs, tagging them with owner.
+ * Returns how many it took.
+ */
+static inline uint32_t ferry_umem_take(struct ferry_umem *u, uint64_t *addrs,
+				       uint32_t n, uint16_t owner)
+{
+	uint32_t i;
+
+	if (n > u->n_free)
+		n = u->n_free;
+	for (i = 0; i < n; i++) {
+		uint64_t a = u->free[--u->n_free];
+
+		u->owner[ferry_umem_frame_idx(a)] = owner;
+		addrs[i] = a;
+	}
+	return n;
+}
+
+/* Gives one frame back to the pool. addr may point inside the frame. */
+static inline void ferry_umem_put(struct ferry_umem *u, uint64_t addr)
+{
+	addr &= ~(uint64_t)(FERRY_FRAME_SIZE - 1);
+	u->owner[ferry_umem_frame_idx(addr)] = FERRY_OWNER_POOL;
+	u->free[u->n_free++] = addr;
+}
+
+static inline void ferry_umem_tag(struct ferry_umem *u, uint64_t addr,
+				  uint16_t owner)
+{
+	u->owner[ferry_umem_frame_idx(addr)] = owner;
+}
+
+static inline void *ferry_umem_data(struct ferry_umem *u, uint64_t addr)
+{
+	return u->area + addr;
+}
+
+#endif /* FERRY_UMEM_H */

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * worker.c - the polling loop: gather an RX burst per socket, hand it to the
+ * port's app, then per touched TX ring one submit and at most one wakeup
+ * (only when the kernel's need_wakeup flag asks), then reap completions and
+ * refill fill rings in bulk. No allocation, lock or syscall per packet.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "worker.h"
+
+#define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
+_Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
+	       "UMEM frame count must be a power of two");
+/* Empty loops before a busy worker sleeps in poll(): a few milliseconds. */
+#define IDLE_SPIN_LOOPS 20000
+#define POLL_TIMEOUT_MS 10
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---------------------------------------------------------------- rings */
+
+/*
+ * Refill in bulk and only when at least a burst fits: small refills cost a
+ * producer store and a cache miss on the kernel's side each.
+ */
+static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_xsk *x = pq->xsk;
+	struct ferry_umem *u = w->umem;
+	uint32_t n, idx, i;
+
+	n = xsk_prod_nb_free(&x->fq, FERRY_BURST);
+	if (n < FERRY_BURST)
+		return;
+	if (n > u->n_free)
+		n = u->n_free;
+	if (unlikely(!n)) {
+		ferry_ctr_add(&w->c.fill_empty, 1);
+		return;
+	}
+	n = xsk_ring_prod__reserve(&x->fq, n, &idx);
+	for (i = 0; i < n; i++) {
+		uint64_t a = u->free[--u->n_free];
+
+		u->owner[ferry_umem_frame_idx(a)] = x->fill_tag;
+		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = a;
+	}
+	xsk_ring_prod__submit(&x->fq, n);
+	/* Zero-copy drivers may sleep until told the fill ring has frames. */
+	if (xsk_ring_prod__needs_wakeup(&x->fq))
+		recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+static inline void pq_reap(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_xsk *x = pq->xsk;
+	uint32_t n, idx, i;
+
+	n = xsk_ring_cons__peek(&x->cq, x->ring_size, &idx);
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		ferry_umem_put(w->umem,
+			       *xsk_ring_cons__comp_addr(&x->cq, idx + i));
+	xsk_ring_cons__release(&x->cq, n);
+}
+
+/*
+ * Copy-mode TX sends only inside sendto(), up to the socket's budget per
+ * call; EAGAIN means "more left, kick again", which the next loop does
+ * because the ring still holds unsent descriptors.
+ */
+static inline void pq_kick(struct ferry_pq *pq)
+{
+	struct ferry_xsk *x = pq->xsk;
+
+	if (!xsk_ring_prod__needs_wakeup(&x->tx))
+		return;
+	sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	ferry_ctr_add(&pq->c.tx_kicks, 1);
+}
+
+static inline void worker_flush_tx(struct ferry_worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->n_touched; i++) {
+		struct ferry_pq *t = w->touched[i];
+
+		xsk_ring_prod__submit(&t->xsk->tx, t->tx_batch);
+		t->tx_batch = 0;
+		t->touched = 0;
+	}
+	w->n_touched = 0;
+	/* One kick per ring that has anything unsent, touched or left over. */
+	for (i = 0; i < w->n_pq; i++)
+		if (ferry_xsk_tx_unsent(w->pq[i]->xsk))
+			pq_kick(w->pq[i]);
+}
+
+/* ----------------------------------------------------------------- apps */
+
+static inline void swap_macs(uint8_t *eth)
+{
+	uint8_t tmp[6];
+
+	memcpy(tmp, eth, 6);
+	memcpy(eth, eth + 6, 6);
+	memcpy(eth + 6, tmp, 6);
+}
+
+/* XCONNECT and REFLECT: descriptors move RX -> TX; packet data stays put. */
+static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
+				   struct ferry_pq *out, bool reflect)
+{
+	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
+	uint32_t room, n, idx_rx, idx_tx = 0, i;
+	uint64_t bytes = 0;
+
+	/*
+	 * Take only what the egress ring can hold: the rest waits in the RX
+	 * ring, so a full TX ring backs up into the kernel's counters
+	 * (rx_ring_full) instead of into silent userspace drops.
+	 */
+	room = xsk_prod_nb_free(&o->tx, FERRY_BURST);
+	if (room > FERRY_BURST)
+		room = FERRY_BURST;
+	n = xsk_ring_cons__peek(&x->rx, room, &idx_rx);
+	if (!n)
+		return 0;
+	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i);
+		struct xdp_desc *t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + i);
+
+		if (reflect)
+			swap_macs(ferry_umem_data(w->umem, d->addr));
+		t->addr = d->addr;
+		t->len = d->len;
+		t->options = 0;
+		bytes += d->len;
+		ferry_umem_tag(w->umem, d->addr, o->tx_tag);
+	}
+	xsk_ring_cons__release(&x->rx, n);
+	out->tx_batch += n;
+	if (!out->touched) {
+		out->touched = 1;
+		w->touched[w->n_touched++] = out;
+	}
+	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes);
+	ferry_ctr_add(&out->c.tx_packets, n);
+	ferry_ctr_add(&out->c.tx_bytes, bytes);
+	ferry_ctr_add(&w->c.tx_packets, n);
+	return n;
+}
+
+/* DROP, NONE, or no egress queue: count the frames and give them back. */
+static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
+				   uint64_t *reason)
+{
+	struct ferry_xsk *x = pq->xsk;
+	uint32_t n, idx, i;
+	uint64_t bytes = 0;
+
+	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&x->rx, idx + i);
+
+		bytes += d->len;
+		ferry_umem_put(w->umem, d->addr);
+	}
+	xsk_ring_cons__release(&x->rx, n);
+	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes);
+	ferry_ctr_add(reason, n);
+	return n;
+}
+
+/* Hot path: a switch rather than a table of function pointers, so it inlines. */
+static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	uint32_t n;
+
+	switch (pq->app) {
+	case FERRY_APP_XCONNECT:
+	case FERRY_APP_REFLECT:
+		if (unlikely(!pq->out))
+			n = app_consume(w, pq, &pq->c.drop.no_tx_queue);
+		else
+			n = app_forward(w, pq, pq->out,
+					pq->app == FERRY_APP_REFLECT);
+		break;
+	case FERRY_APP_DROP:
+		n = app_consume(w, pq, &pq->c.drop.app_drop);
+		break;
+	default:
+		n = app_consume(w, pq, &pq->c.drop.no_app);
+		break;
+	}
+	if (n) {
+		ferry_ctr_add(&pq->c.rx_batches, 1);
+		ferry_ctr_add(&w->c.rx_batches, 1);
+		ferry_ctr_add(&w->c.rx_packets, n);
+	}
+	return n;
+}
+
+/* ----------------------------------------------------------------- loop */
+
+static void worker_park(struct ferry_worker *w)
+{
+	__atomic_store_n(&w->paused, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE))
+		usleep(20);
+	__atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
+}
+
+static void worker_sleep(struct ferry_worker *w)
+{
+	uint64_t v;
+	int n_pfd = (int)w->n_pq + 1;
+
+	ferry_ctr_add(&w->c.polls, 1);
+	if (poll(w->pfd, (nfds_t)n_pfd, POLL_TIMEOUT_MS) > 0 &&
+	    (w->pfd[w->n_pq].revents & POLLIN))
+		(void)!read(w->wake_fd, &v, sizeof(v));
+}
+
+static void *worker_main(void *arg)
+{
+	struct ferry_worker *w = arg;
+	uint32_t idle = 0, i, work;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		if (unlikely(
+			    __atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE))) {
+			worker_park(w);
+			continue;
+		}
+		ferry_ctr_add(&w->c.loops, 1);
+		work = 0;
+		for (i = 0; i < w->n_pq; i++)
+			work += pq_rx(w, w->pq[i]);
+		worker_flush_tx(w);
+		for (i = 0; i < w->n_pq; i++) {
+			pq_reap(w, w->pq[i]);
+			pq_refill(w, w->pq[i]);
+		}
+		if (work) {
+			ferry_ctr_add(&w->c.busy_loops, 1);
+			idle = 0;
+		} else if (w->idle == FERRY_IDLE_POLL ||
+			   ++idle > IDLE_SPIN_LOOPS) {
+			worker_sleep(w);
+		}
+	}
+	return NULL;
+}
+
+/* --------------------------------------------------------- control side */
+
+static void worker_wake(struct ferry_worker *w)
+{
+	uint64_t one = 1;
+
+	(void)!write(w->wake_fd, &one, sizeof(one));
+}
+
+void ferry_worker_pause(struct ferry_worker *w)
+{
+	if (!w->started)
+		return;
+	__atomic_store_n(&w->pause_req, 1, __ATOMIC_RELEASE);
+	worker_wake(w);
+	while (!__atomic_load_n(&w->paused, __ATOMIC_ACQUIRE))
+		usleep(20);
+}
+
+void ferry_worker_resume(struct ferry_worker *w)
+{
+	if (!w->started)
+		return;
+	__atomic_store_n(&w->pause_req, 0, __ATOMIC_RELEASE);
+	/* Wait for the worker to leave the park, so a quick second pause
+	 * can't mistake the old "paused" for a new one. */
+	while (__atomic_load_n(&w->paused, __ATOMIC_ACQUIRE))
+		usleep(20);
+}
+
+static void worker_build_pfd(struct ferry_worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->n_pq; i++) {
+		w->pfd[i].fd = w->pq[i]->xsk->fd;
+		w->pfd[i].events = POLLIN;
+	}
+	w->pfd[w->n_pq].fd = w->wake_fd;
+	w->pfd[w->n_pq].events = POLLIN;
+}
+
+struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
+{
+	struct ferry_worker *w;
+
+	if (posix_memalign((void **)&w, 64, sizeof(*w)))
+		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->cpu = cpu;
+	w->idle = idle;
+	w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->wake_fd < 0) {
+		free(w);
+		return NULL;
+	}
+	worker_build_pfd(w);
+	return w;
+}
+
+int ferry_worker_start(struct ferry_worker *w)
+{
+	cpu_set_t set;
+	pthread_attr_t attr;
+	char name[16];
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	pthread_attr_init(&attr);
+	err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!err)
+		err = pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	snprintf(name, sizeof(name), "ferry-w%d", w->id);
+	pthread_setname_np(w->thread, name);
+	w->started = true;
+	return 0;
+}
+
+int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
+			const struct ferry_xsk_params *xp, int numa_node,
+			bool try_hugepages)
+{
+	struct ferry_umem_params up = {
+		.n_frames = FERRY_UMEM_FRAMES,
+		.numa_node = numa_node,
+		.try_hugepages = try_hugepages,
+	};
+	bool new_umem = false;
+	int err;
+
+	if (w->n_pq >= FERRY_MAX_WQ)
+		return -ENOSPC;
+	if (!w->umem) {
+		w->umem = ferry_umem_create(&up);
+		if (!w->umem)
+			return -errno;
+		new_umem = true;
+	}
+	pq->xsk = ferry_xsk_create(w->umem, xp);
+	if (!pq->xsk) {
+		err = -errno;
+		goto err_umem;
+	}
+	pq->w = w;
+	w->pq[w->n_pq++] = pq;
+	worker_build_pfd(w);
+	/* Frames in the fill ring before the XSKMAP entry points here. */
+	pq_refill(w, pq);
+	return 0;
+
+err_umem:
+	if (new_umem) {
+		ferry_umem_destroy(w->umem);
+		w->umem = NULL;
+	}
+	return err;
+}
+
+void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	uint32_t i, j;
+	bool last;
+
+	for (i = 0, j = 0; i < w->n_pq; i++)
+		if (w->pq[i] != pq)
+			w->pq[j++] = w->pq[i];
+	w->n_pq = j;
+	worker_build_pfd(w);
+	/* Completions the kernel already posted go back to the pool first. */
+	pq_reap(w, pq);
+	last = w->n_pq == 0;
+	ferry_xsk_destroy(pq->xsk, last);
+	pq->xsk = NULL;
+	if (last) {
+		ferry_xsk_destroy(w->umem->parked, true);
+		ferry_umem_destroy(w->umem);
+		w->umem = NULL;
+	}
+}
+
+uint32_t ferry_worker_frames_free(const struct ferry_worker *w)
+{
+	return w->umem ? w->umem->n_free : 0;
+}
+
+void ferry_worker_destroy(struct ferry_worker *w)
+{
+	if (!w)
+		return;
+	if (w->started) {
+		__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+		worker_wake(w);
+		pthread_join(w->thread, NULL);
+	}
+	while (w->n_pq)
+		ferry_worker_pq_del(w, w->pq[w->n_pq - 1]);
+	close(w->wake_fd);
+	free(w);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * worker.h - a polling thread pinned to one CPU, owning one UMEM and the
+ * AF_XDP sockets of every (port, queue) it serves. No ring, counter or
+ * frame is shared with another worker.
+ *
+ * The control thread changes a worker's tables only while the worker is
+ * paused at the top of its loop (ferry_worker_pause/resume), so the loop
+ * itself takes no lock and reads no shared mutable state per packet.
+ */
+#ifndef FERRY_WORKER_H
+#define FERRY_WORKER_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "umem.h"
+#include "xsk.h"
+
+#define FERRY_BURST  64 /* RX descriptors gathered per socket per loop */
+#define FERRY_MAX_WQ 32 /* sockets one worker serves */
+
+/* What a port does with what it receives: an X-macro, like every list. */
+#define FERRY_APPS(X)                                                          \
+	X(NONE, "none")                                                        \
+	X(XCONNECT, "xconnect")                                                \
+	X(REFLECT, "reflect")                                                  \
+	X(DROP, "drop")
+
+enum ferry_app {
+#define FERRY_APP_ENUM(id, name) FERRY_APP_##id,
+	FERRY_APPS(FERRY_APP_ENUM)
+#undef FERRY_APP_ENUM
+		FERRY_APP__COUNT
+};
+
+struct ferry_port;
+struct ferry_worker;
+
+/* One (port, queue) as its worker sees it. */
+struct ferry_pq {
+	/* hot: data plane, written by the owning worker only */
+	struct ferry_xsk *xsk;
+	struct ferry_pq *out; /* egress for XCONNECT/REFLECT; NULL: none */
+	uint8_t app;	      /* enum ferry_app */
+	uint8_t touched;      /* TX reserved into this batch, not submitted */
+	uint16_t reserved;
+	uint32_t tx_batch; /* descriptors reserved this batch */
+	struct ferry_queue_ctrs c;
+	/* cold: control plane */
+	struct ferry_port *port;
+	struct ferry_worker *w;
+	uint32_t queue;
+	struct ferry_queue_ctrs base; /* snapshot taken by `stats reset` */
+	struct ferry_xsk_ctrs xbase;
+	uint64_t prev_rx, prev_tx; /* sampler: totals at the last tick */
+	double rx_pps, tx_pps;
+} __attribute__((aligned(64)));
+
+enum ferry_idle {
+	FERRY_IDLE_BUSY, /* spin; sleep in poll() only after a long idle */
+	FERRY_IDLE_POLL, /* poll() as soon as a loop finds nothing */
+};
+
+struct ferry_worker {
+	/* hot: data plane */
+	struct ferry_pq *pq[FERRY_MAX_WQ];
+	uint32_t n_pq;
+	uint32_t n_touched;
+	struct ferry_pq *touched[FERRY_MAX_WQ];
+	struct ferry_umem *umem;
+	enum ferry_idle idle;
+	int pause_req; /* control -> worker, atomic */
+	int paused;    /* worker -> control, atomic */
+	int stop;      /* atomic */
+	struct ferry_worker_ctrs c;
+	/* cold: control plane */
+	int id;
+	int cpu;
+	int wake_fd;
+	bool started;
+	pthread_t thread;
+	struct pollfd pfd[FERRY_MAX_WQ + 1];
+	struct ferry_worker_ctrs base;
+	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
+	double rx_pps, busy_share;
+} __attribute__((aligned(64)));
+
+struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle);
+/* Stops the thread (if started), closes its sockets and its UMEM. */
+void ferry_worker_destroy(struct ferry_worker *w);
+int ferry_worker_start(struct ferry_worker *w);
+
+/* Parks the worker at the top of its loop; returns when it is parked. */
+void ferry_worker_pause(struct ferry_worker *w);
+void ferry_worker_resume(struct ferry_worker *w);
+
+/*
+ * Sockets. Both need the worker paused (or not started). Creating the
+ * first socket creates the UMEM on numa_node; removing the last frees it.
+ */
+int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
+			const struct ferry_xsk_params *xp, int numa_node,
+			bool try_hugepages);
+void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
+
+/* Frames in the pool plus frames tagged to live sockets: for accounting. */
+uint32_t ferry_worker_frames_free(const struct ferry_worker *w);
+
+#endif /* FERRY_WORKER_H */

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* xsk.c - AF_XDP sockets on a shared UMEM, made with the raw socket API. */
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xsk.h"
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+/*
+ * Copy-mode TX sends at most 32 descriptors per sendto() by default. Kernels
+ * that have this option let a socket raise it; older headers lack the name.
+ */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+
+enum { MAP_RX, MAP_TX, MAP_FQ, MAP_CQ };
+
+static int ring_opt(int fd, int opt, uint32_t size)
+{
+	return setsockopt(fd, SOL_XDP, opt, &size, sizeof(size)) ? -errno : 0;
+}
+
+static int map_ring(struct ferry_xsk *x, int which,
+		    const struct xdp_ring_offset *o, size_t desc_size,
+		    off_t pgoff)
+{
+	size_t len = o->desc + (size_t)x->ring_size * desc_size;
+	void *m;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 x->fd, pgoff);
+	if (m == MAP_FAILED)
+		return -errno;
+	x->map[which] = m;
+	x->map_len[which] = len;
+	return 0;
+}
+
+/*
+ * Producer rings start with cached_cons one ring ahead of the consumer,
+ * consumer rings at the kernel's indices: what <xdp/xsk.h>'s helpers expect.
+ */
+static void prod_init(struct xsk_ring_prod *r, uint8_t *m,
+		      const struct xdp_ring_offset *o, uint32_t size)
+{
+	r->mask = size - 1;
+	r->size = size;
+	r->producer = (void *)(m + o->producer);
+	r->consumer = (void *)(m + o->consumer);
+	r->flags = (void *)(m + o->flags);
+	r->ring = m + o->desc;
+	r->cached_prod = *r->producer;
+	r->cached_cons = *r->consumer + size;
+}
+
+static void cons_init(struct xsk_ring_cons *r, uint8_t *m,
+		      const struct xdp_ring_offset *o, uint32_t size)
+{
+	r->mask = size - 1;
+	r->size = size;
+	r->producer = (void *)(m + o->producer);
+	r->consumer = (void *)(m + o->consumer);
+	r->flags = (void *)(m + o->flags);
+	r->ring = m + o->desc;
+	r->cached_prod = *r->producer;
+	r->cached_cons = *r->consumer;
+}
+
+static void unmap_rings(struct ferry_xsk *x)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (x->map[i])
+			munmap(x->map[i], x->map_len[i]);
+		x->map[i] = NULL;
+	}
+}
+
+static int setup_rings(struct ferry_xsk *x)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	int err;
+
+	err = ring_opt(x->fd, XDP_UMEM_FILL_RING, x->ring_size);
+	if (!err)
+		err = ring_opt(x->fd, XDP_UMEM_COMPLETION_RING, x->ring_size);
+	if (!err)
+		err = ring_opt(x->fd, XDP_RX_RING, x->ring_size);
+	if (!err)
+		err = ring_opt(x->fd, XDP_TX_RING, x->ring_size);
+	if (err)
+		return err;
+	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
+		return -errno;
+
+	err = map_ring(x, MAP_RX, &off.rx, sizeof(struct xdp_desc),
+		       XDP_PGOFF_RX_RING);
+	if (!err)
+		err = map_ring(x, MAP_TX, &off.tx, sizeof(struct xdp_desc),
+			       XDP_PGOFF_TX_RING);
+	if (!err)
+		err = map_ring(x, MAP_FQ, &off.fr, sizeof(uint64_t),
+			       XDP_UMEM_PGOFF_FILL_RING);
+	if (!err)
+		err = map_ring(x, MAP_CQ, &off.cr, sizeof(uint64_t),
+			       XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (err)
+		goto err_unmap;
+
+	cons_init(&x->rx, x->map[MAP_RX], &off.rx, x->ring_size);
+	prod_init(&x->tx, x->map[MAP_TX], &off.tx, x->ring_size);
+	prod_init(&x->fq, x->map[MAP_FQ], &off.fr, x->ring_size);
+	cons_init(&x->cq, x->map[MAP_CQ], &off.cr, x->ring_size);
+	return 0;
+
+err_unmap:
+	unmap_rings(x);
+	return err;
+}
+
+static int register_umem(struct ferry_xsk *x)
+{
+	struct ferry_umem *u = x->umem;
+	struct xdp_umem_reg reg = {
+		.addr = (uintptr_t)u->area,
+		.len = u->size,
+		.chunk_size = FERRY_FRAME_SIZE,
+		.headroom = 0,
+	};
+
+	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)))
+		return -errno;
+	return 0;
+}
+
+/* One try at a socket in one mode: socket, rings, bind. */
+static int try_bind(struct ferry_xsk *x, const struct ferry_xsk_params *p,
+		    bool registers, uint16_t bind_flags)
+{
+	struct sockaddr_xdp sxdp = {
+		.sxdp_family = AF_XDP,
+		.sxdp_ifindex = (uint32_t)p->ifindex,
+		.sxdp_queue_id = p->queue,
+	};
+	int err;
+
+	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (x->fd < 0)
+		return -errno;
+	if (registers) {
+		err = register_umem(x);
+		if (err)
+			goto err_sock;
+		sxdp.sxdp_flags = bind_flags;
+	} else {
+		/* Sharing sockets inherit mode and wakeup from the UMEM's. */
+		sxdp.sxdp_flags = XDP_SHARED_UMEM;
+		sxdp.sxdp_shared_umem_fd = (uint32_t)x->umem->reg_fd;
+	}
+	err = setup_rings(x);
+	if (err)
+		goto err_sock;
+	if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp))) {
+		err = -errno;
+		goto err_rings;
+	}
+	return 0;
+
+err_rings:
+	unmap_rings(x);
+err_sock:
+	close(x->fd);
+	x->fd = -1;
+	return err;
+}
+
+static bool socket_is_zc(int fd)
+{
+	struct xdp_options opts = {0};
+	socklen_t len = sizeof(opts);
+
+	if (getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &len))
+		return false;
+	return opts.flags & XDP_OPTIONS_ZEROCOPY;
+}
+
+static int bind_socket(struct ferry_xsk *x, const struct ferry_xsk_params *p)
+{
+	uint16_t wake = p->need_wakeup ? XDP_USE_NEED_WAKEUP : 0;
+	bool registers = x->umem->reg_fd < 0;
+	int err;
+
+	if (!registers) {
+		bool umem_zc = socket_is_zc(x->umem->reg_fd);
+
+		if ((p->mode == FERRY_XSK_ZC && !umem_zc) ||
+		    (p->mode == FERRY_XSK_COPY && umem_zc))
+			return -EINVAL;
+		return try_bind(x, p, false, 0);
+	}
+	if (p->mode == FERRY_XSK_COPY)
+		return try_bind(x, p, true, XDP_COPY | wake);
+	err = try_bind(x, p, true, XDP_ZEROCOPY | wake);
+	if (err && p->mode == FERRY_XSK_AUTO)
+		err = try_bind(x, p, true, XDP_COPY | wake);
+	/* The kernel says EINVAL or EOPNOTSUPP for "no zero-copy here". */
+	if (err == -EINVAL && p->mode == FERRY_XSK_ZC)
+		err = -EOPNOTSUPP;
+	return err;
+}
+
+struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
+				   const struct ferry_xsk_params *p)
+{
+	struct ferry_xsk *x;
+	int err;
+
+	if (u->parked && u->parked->ifindex == p->ifindex &&
+	    u->parked->queue == p->queue) {
+		x = u->parked;
+		u->parked = NULL;
+		return x;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->umem = u;
+	x->ifindex = p->ifindex;
+	x->queue = p->queue;
+	x->ring_size = p->ring_size;
+	x->need_wakeup = p->need_wakeup;
+	x->slot = ferry_umem_slot_get(u);
+	if (x->slot < 0) {
+		err = x->slot;
+		goto err_xsk;
+	}
+	x->fill_tag = FERRY_OWNER_FILL(x->slot);
+	x->tx_tag = FERRY_OWNER_TX(x->slot);
+
+	err = bind_socket(x, p);
+	if (err)
+		goto err_slot;
+	if (u->reg_fd < 0) {
+		u->reg_fd = x->fd;
+		x->registers_umem = true;
+	}
+	x->zerocopy = socket_is_zc(x->fd);
+	if (p->tx_budget && !x->zerocopy)
+		x->tx_budget_set =
+			!setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET,
+				    &p->tx_budget, sizeof(p->tx_budget));
+	return x;
+
+err_slot:
+	ferry_umem_slot_put(u, x->slot);
+err_xsk:
+	free(x);
+	errno = -err;
+	return NULL;
+}
+
+void ferry_xsk_destroy(struct ferry_xsk *x, bool umem_going)
+{
+	struct ferry_umem *u;
+
+	if (!x)
+		return;
+	u = x->umem;
+	/* Whatever sat in TX or completion is ours again once TX has drained. */
+	ferry_umem_reclaim(u, x->tx_tag);
+	if (x->registers_umem && !umem_going) {
+		/* Its fill ring stays with it: the kernel may still read it. */
+		u->parked = x;
+		return;
+	}
+	unmap_rings(x);
+	close(x->fd);
+	if (x->registers_umem)
+		u->reg_fd = -1;
+	ferry_umem_reclaim(u, x->fill_tag);
+	ferry_umem_slot_put(u, x->slot);
+	free(x);
+}
+
+int ferry_xsk_stats(const struct ferry_xsk *x, struct ferry_xsk_ctrs *out)
+{
+	struct xdp_statistics st = {0};
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		return -errno;
+#define COPY_XSK_CTR(name) out->name = st.name;
+	FERRY_XSK_COUNTERS(COPY_XSK_CTR)
+#undef COPY_XSK_CTR
+	return 0;
+}

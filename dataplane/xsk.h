@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * xsk.h - one AF_XDP socket bound to one (interface, queue), sharing its
+ * worker's UMEM.
+ *
+ * ferry makes its sockets with the raw socket API rather than libxdp's
+ * xsk_socket__create_shared(), because it must control which socket
+ * registers the UMEM: the kernel lets other sockets share a UMEM only
+ * through a *bound* registering socket, and a socket cannot be unbound. So
+ * when the port of the registering socket is deleted while other ports
+ * still use the UMEM, the socket is parked (kept bound, out of the XSKMAP,
+ * its fill ring untouched) and taken back if that queue is added again.
+ * The ring structs and their inline helpers come from <xdp/xsk.h>.
+ */
+#ifndef FERRY_XSK_H
+#define FERRY_XSK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xdp/xsk.h>
+
+#include "counters.h"
+#include "umem.h"
+
+enum ferry_xsk_mode {
+	FERRY_XSK_AUTO,
+	FERRY_XSK_ZC,
+	FERRY_XSK_COPY,
+};
+
+struct ferry_xsk_params {
+	int ifindex;
+	uint32_t queue;
+	enum ferry_xsk_mode mode;
+	bool need_wakeup;
+	uint32_t ring_size; /* fill, completion, RX and TX; power of two */
+	uint32_t tx_budget; /* descriptors per TX kick; 0: kernel default */
+};
+
+struct ferry_xsk {
+	/* hot: data plane (rings are worked by the owning worker only) */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	int fd;
+	uint16_t fill_tag; /* umem owner tag of frames in fq/rx */
+	uint16_t tx_tag;   /* umem owner tag of frames in tx/cq */
+	/* cold: control plane */
+	struct ferry_umem *umem;
+	int slot;
+	int ifindex;
+	uint32_t queue;
+	uint32_t ring_size;
+	bool zerocopy;
+	bool need_wakeup;
+	bool tx_budget_set; /* the kernel took our TX budget per kick */
+	bool registers_umem;
+	void *map[4];
+	size_t map_len[4];
+};
+
+/*
+ * Creates and binds a socket. Mode AUTO tries zero-copy, then copy.
+ * Returns NULL with errno set: EOPNOTSUPP when zero-copy was demanded and
+ * the driver can't, EINVAL when the mode clashes with the UMEM's.
+ */
+struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
+				   const struct ferry_xsk_params *p);
+/*
+ * Closes the socket and returns its frames to the pool; the registering
+ * socket is parked instead unless the UMEM is going away too.
+ */
+void ferry_xsk_destroy(struct ferry_xsk *x, bool umem_going);
+/* Reads the kernel's XDP_STATISTICS; 0 or -errno. */
+int ferry_xsk_stats(const struct ferry_xsk *x, struct ferry_xsk_ctrs *out);
+/* Descriptors in the TX ring the kernel has not consumed yet. */
+static inline uint32_t ferry_xsk_tx_unsent(const struct ferry_xsk *x)
+{
+	return *x->tx.producer -
+	       __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+#endif /* FERRY_XSK_H */

@@ -1,0 +1,446 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # TB_* globals are read by the tests that source this
+# testbed.sh - network-namespace testbeds for ferry's system tests and demo.
+#
+# Source it, call tb_init, then build what the test needs:
+#
+#   tb_init                      run-unique prefix $TB_P, run dir $TB_RUN, cleanup trap
+#   tb_ns NAME                   namespace $TB_P-NAME, lo up, IPv6 off (no stray frames)
+#   tb_veth NS_A IF_A NS_B IF_B [QUEUES]
+#                                veth pair $TB_P-IF_A (in NS_A) <-> $TB_P-IF_B (in NS_B)
+#   tb_std3 [QUEUES]             gen:g0 <-> dut:d0, dut:d1 <-> sink:s0;
+#                                sets G0 D0 D1 S0 to the real interface names
+#   tb_exec NS CMD...            CMD in the namespace, with its own bpffs mounted
+#   tb_ferryd NS NAME [ARGS...]  ferryd -f -s $TB_RUN/NAME.sock in NS, waits until it answers
+#   tb_ctl NAME ARGS...          ferryctl -s $TB_RUN/NAME.sock ARGS...
+#   tb_ctlj NAME ARGS...         the same with -j
+#
+# Namespaces and interfaces carry the prefix, so parallel runs never collide;
+# interfaces are created directly inside their namespaces and never appear in
+# the host's. The trap kills only the PIDs recorded here, deletes only the
+# namespaces made here (their veths go with them) and the run dir, on any
+# exit, failure and signals included.
+
+TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_REPO=$(cd "$TB_LIB_DIR/../.." && pwd)
+
+tb__abs() {
+	case $1 in
+	/*) printf '%s\n' "$1" ;;
+	*) printf '%s\n' "$TB_REPO/$1" ;;
+	esac
+}
+
+FERRYD=$(tb__abs "${FERRYD:-build/dataplane/ferryd}")
+FERRYCTL=$(tb__abs "${FERRYCTL:-build/ctl/ferryctl}")
+if [[ -z ${PYTHON:-} ]]; then
+	if [[ -x /usr/bin/python3 ]]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+PKT="$TB_LIB_DIR/pkt.py"
+
+TB_P=
+TB_RUN=
+TB_NSES=()
+TB_PIDS=()
+declare -A TB_PID_OF=()
+TB_CAPTURE_PID=
+TB_CAP=
+TB_EXIT_RC=
+
+tb_log() {
+	printf '[tb %s] %s\n' "$(date +%T)" "$*" >&2
+}
+
+tb_die() {
+	tb_log "FATAL: $*"
+	exit 1
+}
+
+# Picks a prefix no namespace uses and claims it by creating the run dir
+# (mkdir is atomic, so two runs can't pick the same one).
+tb_init() {
+	local i p
+	# Root and namespaces are needed; skipping is not allowed in CI.
+	if [[ $(id -u) -ne 0 ]]; then
+		if [[ ${CI:-} == true ]]; then
+			tb_die "needs root (CI=true: failing, not skipping)"
+		fi
+		echo "skip: needs root"
+		exit 77
+	fi
+	for ((i = 0; i < 64; i++)); do
+		p=$(printf 'fy%04x' $(((RANDOM ^ ($$ << 3) ^ (i << 11)) & 0xffff)))
+		if ip netns list 2>/dev/null | grep -q "^$p-"; then
+			continue
+		fi
+		if mkdir -m 0755 "/tmp/ferry-$p" 2>/dev/null; then
+			TB_P=$p
+			TB_RUN=/tmp/ferry-$p
+			break
+		fi
+	done
+	[[ -n $TB_P ]] || tb_die "no free run prefix"
+	# Lets tests/run-system.sh clean up after a test it had to kill -9.
+	if [[ -n ${TB_RECORD:-} ]]; then
+		printf '%s %s\n' "$TB_P" "$TB_RUN" >>"$TB_RECORD"
+	fi
+	trap tb_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	tb_log "prefix $TB_P, run dir $TB_RUN"
+}
+
+# True while PID is still a child of this shell: a recycled PID never is.
+tb__is_ours() {
+	local stat rest ppid
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	rest=${stat##*) }
+	read -r _ ppid _ <<<"$rest"
+	[[ $ppid == "$$" ]]
+}
+
+# Records a background child for the trap to end.
+tb_track() {
+	TB_PIDS+=("$1")
+	[[ -n $TB_RUN ]] && echo "$1" >>"$TB_RUN/pids"
+	return 0
+}
+
+tb_cleanup() {
+	local rc=$? pid ns i f
+	trap - EXIT INT TERM
+	set +e
+	for pid in "${TB_PIDS[@]}"; do
+		tb__is_ours "$pid" && kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${TB_PIDS[@]}"; do
+		for ((i = 0; i < 30; i++)); do
+			tb__is_ours "$pid" || break
+			sleep 0.1
+		done
+		if tb__is_ours "$pid"; then
+			tb_log "pid $pid did not end on SIGTERM, killing"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	if [[ $rc -ne 0 && -n $TB_RUN ]]; then
+		for f in "$TB_RUN"/*.log; do
+			[[ -s $f ]] || continue
+			echo "--- ${f##*/} (last 30 lines)" >&2
+			tail -n 30 "$f" >&2
+		done
+	fi
+	for ns in "${TB_NSES[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	[[ -n $TB_RUN && $TB_RUN == /tmp/ferry-* ]] && rm -rf "$TB_RUN"
+	exit "$rc"
+}
+
+# Full namespace name: "gen" -> "$TB_P-gen"; a full name is kept.
+tb_nsname() {
+	case $1 in
+	"$TB_P"-*) printf '%s\n' "$1" ;;
+	*) printf '%s\n' "$TB_P-$1" ;;
+	esac
+}
+
+# Real interface name: "g0" -> "$TB_P-g0".
+tb_ifname() {
+	case $1 in
+	"$TB_P"-*) printf '%s\n' "$1" ;;
+	*) printf '%s\n' "$TB_P-$1" ;;
+	esac
+}
+
+tb_ns() {
+	local ns
+	ns=$(tb_nsname "$1")
+	ip netns add "$ns" || tb_die "ip netns add $ns failed"
+	TB_NSES+=("$ns")
+	ip -n "$ns" link set lo up
+	# No IPv6 on the test links: no MLD/RS/DAD frames to spoil exact counts.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+}
+
+tb_veth() {
+	local ns_a ns_b if_a if_b q=${5:-1} mq=()
+	ns_a=$(tb_nsname "$1")
+	if_a=$(tb_ifname "$2")
+	ns_b=$(tb_nsname "$3")
+	if_b=$(tb_ifname "$4")
+	((${#if_a} <= 15 && ${#if_b} <= 15)) || tb_die "interface name too long: $if_a / $if_b"
+	if ((q > 1)); then
+		mq=(numtxqueues "$q" numrxqueues "$q")
+	fi
+	ip link add name "$if_a" "${mq[@]}" netns "$ns_a" type veth \
+		peer name "$if_b" "${mq[@]}" netns "$ns_b" ||
+		tb_die "veth $if_a <-> $if_b failed"
+	ip -n "$ns_a" link set dev "$if_a" mtu 1500 up || tb_die "$if_a up failed"
+	ip -n "$ns_b" link set dev "$if_b" mtu 1500 up || tb_die "$if_b up failed"
+}
+
+# `ip netns exec` remounts /sys, so each command mounts its own bpffs.
+# shellcheck disable=SC2016 # expanded by sh, not here
+TB_BPFFS_EXEC='mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec "$@"'
+tb_exec() {
+	local ns
+	ns=$(tb_nsname "$1")
+	shift
+	ip netns exec "$ns" sh -c "$TB_BPFFS_EXEC" sh "$@"
+}
+
+tb_mac() {
+	ip -n "$(tb_nsname "$1")" -j link show dev "$(tb_ifname "$2")" | jq -r '.[0].address'
+}
+
+tb_ifindex() {
+	ip -n "$(tb_nsname "$1")" -j link show dev "$(tb_ifname "$2")" | jq -r '.[0].ifindex'
+}
+
+# Id of the XDP program attached to an interface, "none" if there is none.
+tb_xdp_prog_id() {
+	ip -n "$(tb_nsname "$1")" -j -d link show dev "$(tb_ifname "$2")" |
+		jq -r '.[0].xdp.prog.id // (.[0].xdp.attached[0].prog.id) // "none"'
+}
+
+tb_sock() {
+	printf '%s\n' "$TB_RUN/$1.sock"
+}
+
+tb_ctl() {
+	local name=$1
+	shift
+	"$FERRYCTL" -s "$TB_RUN/$name.sock" "$@"
+}
+
+tb_ctlj() {
+	local name=$1
+	shift
+	"$FERRYCTL" -s "$TB_RUN/$name.sock" -j "$@"
+}
+
+# tb_ferryd NS NAME [ARGS...]: the daemon's PID is in TB_PID_OF[NAME].
+tb_ferryd() {
+	local ns=$1 name=$2 sock log pid i
+	shift 2
+	sock="$TB_RUN/$name.sock"
+	log="$TB_RUN/$name.log"
+	[[ -x $FERRYD ]] || tb_die "no ferryd at $FERRYD (build first, or set FERRYD)"
+	[[ -x $FERRYCTL ]] || tb_die "no ferryctl at $FERRYCTL (build first, or set FERRYCTL)"
+	# A simple command, not a function, so that ip, sh and ferryd all exec
+	# in the one child: $! is ferryd itself.
+	ip netns exec "$(tb_nsname "$ns")" sh -c "$TB_BPFFS_EXEC" sh \
+		"$FERRYD" -f -s "$sock" "$@" </dev/null >>"$log" 2>&1 &
+	pid=$!
+	tb_track "$pid"
+	TB_PID_OF[$name]=$pid
+	for ((i = 0; i < 100; i++)); do
+		if "$FERRYCTL" -s "$sock" version >/dev/null 2>&1; then
+			tb_log "ferryd $name up in $(tb_nsname "$ns") (pid $pid)"
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	tb_log "ferryd $name did not answer on $sock; its log:"
+	cat "$log" >&2
+	return 1
+}
+
+# SIGKILLs a daemon started by tb_ferryd and waits until it is gone.
+tb_kill9() {
+	local name=$1 pid
+	pid=${TB_PID_OF[$name]:-}
+	[[ -n $pid ]] || tb_die "no ferryd named $name"
+	tb__is_ours "$pid" && kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	unset 'TB_PID_OF[$name]'
+}
+
+# Waits (up to TIMEOUT s) until a tb_ferryd daemon has exited and sets
+# TB_EXIT_RC to its exit status ("timeout" if it is still running).
+# Not in $(...): only this shell can wait for its children.
+tb_wait_exit() {
+	local name=$1 timeout=${2:-10} pid i
+	pid=${TB_PID_OF[$name]:-}
+	[[ -n $pid ]] || tb_die "no ferryd named $name"
+	TB_EXIT_RC=timeout
+	for ((i = 0; i < timeout * 10; i++)); do
+		tb__running "$pid" || break
+		sleep 0.1
+	done
+	tb__running "$pid" && return 1
+	TB_EXIT_RC=0
+	wait "$pid" 2>/dev/null || TB_EXIT_RC=$?
+	unset 'TB_PID_OF[$name]'
+	return 0
+}
+
+# Still running: alive and not a zombie waiting to be reaped.
+tb__running() {
+	local state
+	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+	[[ -n $state && $state != Z ]]
+}
+
+tb_std3() {
+	local q=${1:-1}
+	tb_ns gen
+	tb_ns dut
+	tb_ns sink
+	tb_veth gen g0 dut d0 "$q"
+	tb_veth dut d1 sink s0 "$q"
+	G0=$(tb_ifname g0)
+	D0=$(tb_ifname d0)
+	D1=$(tb_ifname d1)
+	S0=$(tb_ifname s0)
+	export G0 D0 D1 S0
+}
+
+# tb_do NAME ARGS...: a command that must succeed; prints the reply when it
+# does not and returns 1. The JSON reply goes to stdout.
+tb_do() {
+	local name=$1 out rc=0
+	shift
+	out=$(tb_ctlj "$name" "$@" 2>&1) || rc=$?
+	if ((rc != 0)); then
+		tb_log "ferryctl $name $* failed (exit $rc): $out"
+		return 1
+	fi
+	printf '%s\n' "$out"
+}
+
+# ---- the roles of the std3 testbed ----
+
+# ferryd "gen" in gen, port g0 on G0, worker on CPU 0.
+tb_gen_up() {
+	tb_ferryd gen gen || return 1
+	tb_do gen workers 0 >/dev/null &&
+		tb_do gen port add g0 dev "$G0" >/dev/null
+}
+
+# ferryd "dut" in dut (or NAME), ports p0 (D0) and p1 (D1), p0 -> p1.
+tb_dut_xconnect() {
+	local name=${1:-dut}
+	tb_ferryd dut "$name" || return 1
+	tb_do "$name" workers 1 >/dev/null &&
+		tb_do "$name" port add p0 dev "$D0" >/dev/null &&
+		tb_do "$name" port add p1 dev "$D1" >/dev/null &&
+		tb_do "$name" xconnect add p0 p1 >/dev/null
+}
+
+# ferryd "sink" in sink, port s0 on S0 with the drop app.
+tb_sink_drop() {
+	tb_ferryd sink sink || return 1
+	tb_do sink workers 0 >/dev/null &&
+		tb_do sink port add s0 dev "$S0" >/dev/null &&
+		tb_do sink drop s0 >/dev/null
+}
+
+# ---- reading ferryd's stats ----
+
+# tb_stat NAME PORT KEY: a port's total counter (0 if absent).
+tb_stat() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" --arg k "$3" \
+		'[.data.ports[] | select(.name == $p) | .totals[$k]] | first // 0'
+}
+
+# tb_xdpstat NAME PORT REASON: packets the XDP program gave that verdict.
+tb_xdpstat() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" --arg k "$3" \
+		'[.data.ports[] | select(.name == $p) | .xdp[$k]] | first // 0'
+}
+
+# tb_gen NAME PORT KEY: a generator field (frames, pps, running).
+tb_gen() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" --arg k "$3" \
+		'[.data.gen[]? | select(.port == $p) | .[$k]] | first // 0'
+}
+
+# Waits until the generator on PORT has stopped (count reached); fails on timeout.
+tb_wait_gen_done() {
+	local name=$1 port=$2 timeout=${3:-60} i running
+	for ((i = 0; i < timeout * 5; i++)); do
+		running=$(tb_gen "$name" "$port" running)
+		[[ $running == false || $running == 0 ]] && return 0
+		sleep 0.2
+	done
+	tb_log "generator $name/$port still running after ${timeout}s"
+	return 1
+}
+
+# Waits until no packet counter of the named daemons moves for 1 s.
+tb_wait_quiet() {
+	local timeout=20 i n prev="" cur name
+	if [[ $1 =~ ^[0-9]+$ ]]; then
+		timeout=$1
+		shift
+	fi
+	n=0
+	for ((i = 0; i < timeout * 4; i++)); do
+		cur=
+		for name in "$@"; do
+			cur+=$(tb_ctlj "$name" stats | jq -c \
+				'[.data.ports[].totals | .rx_packets, .tx_packets, .drops], [.data.gen[]?.frames]')
+		done
+		if [[ $cur == "$prev" ]]; then
+			((++n >= 4)) && return 0
+		else
+			n=0
+		fi
+		prev=$cur
+		sleep 0.25
+	done
+	tb_log "counters of $* still moving after ${timeout}s"
+	return 1
+}
+
+# ---- pkt.py ----
+
+# tb_capture_start NS IF OUTFILE ARGS...: starts a capture in the background,
+# returns once its socket is bound. Its PID is in TB_CAPTURE_PID.
+tb_capture_start() {
+	local ns=$1 ifn out=$3 ready i
+	ifn=$(tb_ifname "$2")
+	shift 3
+	ready="$out.ready"
+	rm -f "$ready"
+	ip netns exec "$(tb_nsname "$ns")" "$PYTHON" "$PKT" capture "$ifn" \
+		--ready-file "$ready" "$@" >"$out" 2>"$out.err" &
+	TB_CAPTURE_PID=$!
+	tb_track "$TB_CAPTURE_PID"
+	for ((i = 0; i < 100; i++)); do
+		[[ -e $ready ]] && return 0
+		kill -0 "$TB_CAPTURE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	tb_log "capture on $ifn did not start:"
+	cat "$out.err" >&2
+	return 1
+}
+
+# Waits for the capture started last and sets TB_CAP to its JSON summary
+# (also printed). Not in $(...): only this shell can wait for its children.
+tb_capture_wait() {
+	local out=$1 rc=0
+	wait "$TB_CAPTURE_PID" || rc=$?
+	TB_CAP=$(cat "$out")
+	echo "capture: $TB_CAP"
+	if ((rc != 0)); then
+		tb_log "capture failed ($rc):"
+		cat "$out.err" >&2
+	fi
+	return "$rc"
+}
+
+tb_send() {
+	local ns=$1 ifn
+	ifn=$(tb_ifname "$2")
+	shift 2
+	tb_exec "$ns" "$PYTHON" "$PKT" send "$ifn" "$@"
+}

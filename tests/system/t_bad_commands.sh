@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# 1000 bad command lines, through ferryctl and through the raw socket, each
+# answered with an error (or the connection closed, for oversized ones); the
+# daemon still answers and its ports are as they were.
+set -euo pipefail
+# shellcheck source=../lib/testbed.sh
+. "$(dirname "$0")/../lib/testbed.sh"
+# shellcheck source=../lib/assert.sh
+. "$(dirname "$0")/../lib/assert.sh"
+
+tb_init
+tb_std3
+tb_veth dut d2 sink s2 # a free interface, so bad "port add" lines fail on what is bad
+tb_dut_xconnect
+
+ports() { tb_do dut port show | jq -c '[.data[] | {name, ifname, ifindex, queues, mode, xdp, umem, app}]'; }
+before=$(ports)
+echo "ports before: $before"
+
+"$PYTHON" - "$(tb_sock dut)" "$FERRYCTL" "$D0" "$(tb_ifname d2)" <<'PY'
+import json, random, socket, subprocess, sys
+
+sock_path, ferryctl, d0, d2 = sys.argv[1:5]
+rnd = random.Random(1234)
+
+MISSING = [
+    "port", "port add", "port add x", "port add x dev", "port del", "port frob",
+    "port add x nodev " + d2, "port add x dev " + d2 + " queues",
+    "port add x dev " + d2 + " mode", "port add x dev " + d2 + " xdp",
+    "xconnect", "xconnect add", "xconnect add p0", "xconnect del",
+    "reflect", "drop", "gen", "gen start", "gen stop", "workers",
+    "gen start p0 rate", "gen start p0 size", "gen start p0 count",
+]
+BAD_VALUES = [
+    "workers 999", "workers -1", "workers abc", "workers 0-", "workers 5-2",
+    "workers 64", "workers 1,,2",
+    "port add x dev " + d2 + " queues 0-99",
+    "port add x dev " + d2 + " queues 99999999999999999999999",
+    "port add x dev " + d2 + " queues -3", "port add x dev " + d2 + " queues 3-1",
+    "port add x dev " + d2 + " mode turbo", "port add x dev " + d2 + " xdp hw",
+    "port add x dev " + d2 + " mode copy mode copy",
+    "port add x dev " + d2 + " bogus 1",
+    "port add x dev no-such-if0", "port add x dev " + "i" * 40,
+    "port add " + "n" * 300 + " dev " + d2,
+    "port add p0 dev " + d2,  # name taken
+    "port add q dev " + d0,   # interface taken
+    "gen start p0 rate -5", "gen start p0 rate abc", "gen start p0 size 10",
+    "gen start p0 size 100000", "gen start p0 flows 0", "gen start p0 count x",
+    "gen start p0 dst-mac zz:zz:zz:zz:zz:zz", "gen start p0 dst-mac 1:2:3",
+    "gen start p0 rate 1e9", "gen start p0 bogus 1",
+]
+UNKNOWN_PORTS = [
+    "port del nope", "port show nope", "xconnect add nope p1",
+    "xconnect add p0 nope", "xconnect del nope", "reflect nope", "drop nope",
+    "gen start nope", "gen stop nope",
+]
+WORDS = ["port", "gen", "add", "del", "dev", "x", "0", "-1", "%s", "%n",
+         "\"", "'", "\\", "{", "}", "[", "null", "\u00e9t\u00e9", "../..",
+         "$(id)", "`id`", ";", "|", "*", "18446744073709551616"]
+
+
+def junk():
+    k = rnd.random()
+    if k < 0.4:  # a word that is no command, then anything
+        words = ["zz" + "".join(rnd.choice("abcdefxyz_-") for _ in range(rnd.randint(1, 12)))]
+        words += [rnd.choice(WORDS) for _ in range(rnd.randint(0, 8))]
+        return " ".join(words)
+    if k < 0.7:  # printable noise that starts with no command name
+        s = "".join(chr(rnd.randint(33, 126)) for _ in range(rnd.randint(1, 200)))
+        return "~" + s
+    # a bad value or an unknown port, then more words (never a missing
+    # argument: "workers" plus a word could make a good command)
+    base = rnd.choice(BAD_VALUES + UNKNOWN_PORTS)
+    return base + " " + " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(0, 4)))
+
+
+lines = []
+lines += MISSING + BAD_VALUES + UNKNOWN_PORTS
+lines += ["x" * 5000, "port add " + "a " * 2500, "version " + "v" * 5000]
+while len(lines) < 1000:
+    lines.append(junk())
+oversize = {i for i, l in enumerate(lines) if len(l) >= 4096}
+
+failures = []
+
+
+def check(how, i, line, reply, closed_ok):
+    if reply is None:
+        if not (closed_ok and i in oversize):
+            failures.append("%s: no reply to %r" % (how, line[:80]))
+        return
+    try:
+        obj = json.loads(reply)
+    except ValueError:
+        failures.append("%s: not JSON %r for %r" % (how, reply[:120], line[:80]))
+        return
+    if obj.get("ok") is not False or "error" not in obj or \
+            not isinstance(obj["error"].get("code"), str) or \
+            not isinstance(obj["error"].get("message"), str):
+        failures.append("%s: %r answered %r" % (how, line[:80], reply[:160]))
+
+
+def raw(data, timeout=5):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    buf = b""
+    try:
+        while b"\n" not in buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    except (ConnectionResetError, socket.timeout) as e:
+        if isinstance(e, socket.timeout):
+            failures.append("raw: timeout waiting for a reply to %r" % data[:80])
+    s.close()
+    return buf.split(b"\n")[0].decode("utf-8", "replace") if buf else None
+
+
+# 1. the raw socket: every line, plus some that no shell can pass
+for i, line in enumerate(lines):
+    check("raw", i, line, raw(line.encode() + b"\n"), True)
+binary = [b"\xff\xfe\x80 port del \xc3\x28", b"port del \xe2\x82", b"zz\x00version",
+          b"\x1b[2J\x07", b"port add \xff dev \xfe", b"\t\t\t  \x0b\x0c zz"]
+for b in binary:
+    check("raw", -1, repr(b), raw(b + b"\n"), False)
+
+# 2. ferryctl: the same lines as words; oversized ones may be refused locally
+n_ctl = refused_locally = 0
+for i, line in enumerate(lines):
+    words = line.split()
+    if not words:
+        continue
+    n_ctl += 1
+    p = subprocess.run([ferryctl, "-s", sock_path, "-j"] + words,
+                       capture_output=True, timeout=10)
+    out = p.stdout.decode("utf-8", "replace").strip()
+    if i in oversize:
+        if p.returncode == 0:
+            failures.append("ferryctl: oversized line accepted")
+        continue
+    if p.returncode not in (0, 1) and not out and '"' in line:
+        # ferryctl may refuse a word with a double quote itself: the
+        # protocol would read it as quoting. Nothing reached the daemon.
+        refused_locally += 1
+        continue
+    if p.returncode != 1:
+        failures.append("ferryctl: exit %d (want 1) for %r: %r %r" % (
+            p.returncode, line[:80], out[:120], p.stderr[:120]))
+        continue
+    check("ferryctl", i, line, out.splitlines()[0] if out else None, False)
+
+# 3. clients that misbehave must not stop others from being served
+idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+idle.connect(sock_path)                   # connects, says nothing
+half = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+half.connect(sock_path)
+half.sendall(b"versi")                    # half a line, then silence
+p = subprocess.run([ferryctl, "-s", sock_path, "-j", "version"],
+                   capture_output=True, timeout=10)
+if p.returncode != 0:
+    failures.append("version while two clients hang: exit %d %r" % (p.returncode, p.stdout))
+idle.close()
+half.close()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sock_path)
+s.close()                                 # connect and leave
+
+print("sent %d lines raw, %d through ferryctl (%d refused by ferryctl itself), "
+      "%d binary; %d failures" % (len(lines), n_ctl, refused_locally,
+                                  len(binary), len(failures)))
+for f in failures[:30]:
+    print("  " + f)
+sys.exit(1 if failures else 0)
+PY
+
+assert_ok tb_ctlj dut version
+after=$(ports)
+echo "ports after: $after"
+assert_eq "port show after the bad commands" "$before" "$after"
