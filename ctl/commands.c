@@ -143,6 +143,17 @@ static int kw_xdp(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static const char *const onoff_words[] = {"off", "on", NULL};
+
+static int kw_busy_poll(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, onoff_words, &m, "busy-poll", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->busy_poll = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -158,6 +169,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"queues", kw_queues, &pp},
 		{"mode", kw_mode, &pp},
 		{"xdp", kw_xdp, &pp},
+		{"busy-poll", kw_busy_poll, &pp},
 	};
 	int rc;
 
@@ -165,9 +177,11 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		return ctl_errf(
 			err, EINVAL,
 			"usage: port add NAME dev IFNAME [queues N|A-B] "
-			"[mode auto|zc|copy] [xdp native|generic]");
+			"[mode auto|zc|copy] [xdp native|generic] "
+			"[busy-poll on|off]");
 	pp.name = argv[0];
-	rc = ctl_parse_kw(argc - 1, argv + 1, kw, 4, NULL, err);
+	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
+			  NULL, err);
 	if (rc)
 		return rc;
 	if (!pp.ifname)
@@ -307,7 +321,8 @@ static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
 		return ctl_errf(err, EINVAL,
 				"usage: gen start PORT [rate PPS] [size BYTES] "
 				"[flows N] [dst-mac MAC] [count N]");
-	rc = ctl_parse_kw(argc - 1, argv + 1, kw, 5, NULL, err);
+	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
+			  NULL, err);
 	if (rc)
 		return rc;
 	return ferry_gen_begin(F(ctx), argv[0], &gp, err->msg,
@@ -452,7 +467,7 @@ static const struct ctl_cmd commands[] = {
 	 cmd_worker_show},
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-	 "[xdp native|generic]",
+	 "[xdp native|generic] [busy-poll on|off]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N)",
 	 cmd_port_add},

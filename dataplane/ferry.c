@@ -227,6 +227,12 @@ static int xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 			    "%s queue %u is already bound by another AF_XDP "
 			    "socket",
 			    p->ifname, queue);
+	case -EPROTONOSUPPORT:
+		return fail(msg, len, -EOPNOTSUPP,
+			    "busy-poll needs a socket with a NAPI id, and %s "
+			    "queue %u is in copy mode (since Linux 6.13 only a "
+			    "zero-copy bind gets one); drop 'busy-poll on'",
+			    p->ifname, queue);
 	default:
 		return fail(msg, len, err, "%s queue %u: AF_XDP socket: %s",
 			    p->ifname, queue, strerror(-err));
@@ -252,6 +258,7 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 			.need_wakeup = true,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
+			.busy_poll = p->busy_poll,
 		};
 
 		pq->port = p;
@@ -334,6 +341,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		p->n_queues = FERRY_MAX_QUEUES;
 	p->mode_req = pp->mode;
 	p->xdp_generic = pp->xdp_generic;
+	p->busy_poll = pp->busy_poll;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);

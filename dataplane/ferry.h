@@ -40,6 +40,7 @@ struct ferry_port_params {
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
+	bool busy_poll;
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len);

@@ -40,6 +40,7 @@ struct ferry_port {
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode_req;
 	bool xdp_generic;
+	bool busy_poll;
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
 	/* state */

@@ -75,6 +75,7 @@ static json_t *port_json(const struct ferry_port *p)
 						? "256"
 						: "32 (kernel default)"));
 	json_object_set_new(o, "need_wakeup", json_true());
+	json_object_set_new(o, "busy_poll", json_boolean(p->busy_poll));
 	json_object_set_new(o, "app", json_string(app));
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "took_over_stale_program",
@@ -552,11 +553,12 @@ char *ferry_config_text(struct ferry *f)
 		const struct ferry_port *p = f->ports[i];
 
 		sb_printf(&b,
-			  "port add %s dev %s queues %u-%u mode %s xdp %s\n",
+			  "port add %s dev %s queues %u-%u mode %s xdp %s%s\n",
 			  p->name, p->ifname, p->q_first,
 			  p->q_first + p->n_queues - 1,
 			  mode_req_names[p->mode_req],
-			  p->xdp_generic ? "generic" : "native");
+			  p->xdp_generic ? "generic" : "native",
+			  p->busy_poll ? " busy-poll on" : "");
 	}
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];

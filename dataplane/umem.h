@@ -14,6 +14,7 @@
 #define FERRY_UMEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ferry_xsk;
@@ -71,9 +72,10 @@ uint32_t ferry_umem_reclaim(struct ferry_umem *u, uint16_t tag);
 /* Frames tagged with tag (for accounting). */
 uint32_t ferry_umem_count(const struct ferry_umem *u, uint16_t tag);
 
-static inline uint32_t ferry_umem_frame_idx(uint64_t addr)
+/* size_t, not u32: indexing with it needs no zero-extension per frame. */
+static inline size_t ferry_umem_frame_idx(uint64_t addr)
 {
-	return (uint32_t)(addr >> FERRY_FRAME_SHIFT);
+	return (size_t)(addr >> FERRY_FRAME_SHIFT);
 }
 
 /*

@@ -36,6 +36,8 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	struct ferry_xsk *x = pq->xsk;
 	struct ferry_umem *u = w->umem;
+	const uint64_t *top;
+	uint16_t *owner = u->owner, tag = x->fill_tag;
 	uint32_t n, idx, i;
 
 	n = xsk_prod_nb_free(&x->fq, FERRY_BURST);
@@ -48,12 +50,16 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 		return;
 	}
 	n = xsk_ring_prod__reserve(&x->fq, n, &idx);
+	/* The top n of the free stack, in one pass; locals keep the compiler
+	 * from reloading the pool's fields after every store. */
+	top = u->free + u->n_free - n;
 	for (i = 0; i < n; i++) {
-		uint64_t a = u->free[--u->n_free];
+		uint64_t a = top[i];
 
-		u->owner[ferry_umem_frame_idx(a)] = x->fill_tag;
+		owner[ferry_umem_frame_idx(a)] = tag;
 		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = a;
 	}
+	u->n_free -= n;
 	xsk_ring_prod__submit(&x->fq, n);
 	/* Zero-copy drivers may sleep until told the fill ring has frames. */
 	if (xsk_ring_prod__needs_wakeup(&x->fq))
@@ -63,14 +69,22 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 static inline void pq_reap(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	struct ferry_xsk *x = pq->xsk;
+	struct ferry_umem *u = w->umem;
+	uint64_t *push = u->free + u->n_free;
+	uint16_t *owner = u->owner;
 	uint32_t n, idx, i;
 
 	n = xsk_ring_cons__peek(&x->cq, x->ring_size, &idx);
 	if (!n)
 		return;
-	for (i = 0; i < n; i++)
-		ferry_umem_put(w->umem,
-			       *xsk_ring_cons__comp_addr(&x->cq, idx + i));
+	for (i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&x->cq, idx + i) &
+			     ~(uint64_t)(FERRY_FRAME_SIZE - 1);
+
+		owner[ferry_umem_frame_idx(a)] = FERRY_OWNER_POOL;
+		push[i] = a;
+	}
+	u->n_free += n;
 	xsk_ring_cons__release(&x->cq, n);
 }
 
@@ -240,10 +254,34 @@ static void worker_sleep(struct ferry_worker *w)
 		(void)!read(w->wake_fd, &v, sizeof(v));
 }
 
+uint32_t ferry_worker_poll_once(struct ferry_worker *w)
+{
+	uint32_t i, work = 0;
+
+	ferry_ctr_add(&w->c.loops, 1);
+	for (i = 0; i < w->n_pq; i++) {
+		struct ferry_pq *pq = w->pq[i];
+		uint32_t n = pq_rx(w, pq);
+
+		/* Busy polling: an empty ring asks the kernel to run the
+		 * queue's NAPI here and now, instead of waiting for an IRQ. */
+		if (!n && pq->busy_poll)
+			recvfrom(pq->xsk->fd, NULL, 0, MSG_DONTWAIT, NULL,
+				 NULL);
+		work += n;
+	}
+	worker_flush_tx(w);
+	for (i = 0; i < w->n_pq; i++) {
+		pq_reap(w, w->pq[i]);
+		pq_refill(w, w->pq[i]);
+	}
+	return work;
+}
+
 static void *worker_main(void *arg)
 {
 	struct ferry_worker *w = arg;
-	uint32_t idle = 0, i, work;
+	uint32_t idle = 0;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		if (unlikely(
@@ -251,16 +289,7 @@ static void *worker_main(void *arg)
 			worker_park(w);
 			continue;
 		}
-		ferry_ctr_add(&w->c.loops, 1);
-		work = 0;
-		for (i = 0; i < w->n_pq; i++)
-			work += pq_rx(w, w->pq[i]);
-		worker_flush_tx(w);
-		for (i = 0; i < w->n_pq; i++) {
-			pq_reap(w, w->pq[i]);
-			pq_refill(w, w->pq[i]);
-		}
-		if (work) {
+		if (ferry_worker_poll_once(w)) {
 			ferry_ctr_add(&w->c.busy_loops, 1);
 			idle = 0;
 		} else if (w->idle == FERRY_IDLE_POLL ||
@@ -380,6 +409,7 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 		goto err_umem;
 	}
 	pq->w = w;
+	pq->busy_poll = pq->xsk->busy_poll;
 	w->pq[w->n_pq++] = pq;
 	worker_build_pfd(w);
 	/* Frames in the fill ring before the XSKMAP entry points here. */

@@ -47,7 +47,8 @@ struct ferry_pq {
 	struct ferry_pq *out; /* egress for XCONNECT/REFLECT; NULL: none */
 	uint8_t app;	      /* enum ferry_app */
 	uint8_t touched;      /* TX reserved into this batch, not submitted */
-	uint16_t reserved;
+	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
+	uint8_t reserved;
 	uint32_t tx_batch; /* descriptors reserved this batch */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane */
@@ -106,6 +107,13 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
 			bool try_hugepages);
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
+
+/*
+ * One pass of the loop: RX bursts, TX submit and kicks, completions, fill
+ * rings. Returns the frames received. The worker thread calls it; so do the
+ * unit tests, on rings they play the kernel's side of.
+ */
+uint32_t ferry_worker_poll_once(struct ferry_worker *w);
 
 /* Frames in the pool plus frames tagged to live sockets: for accounting. */
 uint32_t ferry_worker_frames_free(const struct ferry_worker *w);

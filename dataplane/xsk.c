@@ -220,6 +220,32 @@ static int bind_socket(struct ferry_xsk *x, const struct ferry_xsk_params *p)
 	return err;
 }
 
+/*
+ * Busy polling runs the queue's NAPI in the worker (recvfrom/sendto) instead
+ * of in a softirq on whatever CPU took the interrupt. The socket needs a NAPI
+ * id for that, and since Linux 6.13 only a zero-copy bind gives it one.
+ */
+#define BUSY_POLL_USECS	 20
+#define BUSY_POLL_BUDGET 64
+
+static int set_busy_poll(int fd)
+{
+	int one = 1, usecs = BUSY_POLL_USECS, budget = BUSY_POLL_BUDGET;
+	unsigned int napi_id = 0;
+	socklen_t len = sizeof(napi_id);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi_id, &len) ||
+	    !napi_id)
+		return -EPROTONOSUPPORT;
+	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one,
+		       sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget,
+		       sizeof(budget)))
+		return -errno;
+	return 0;
+}
+
 struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 				   const struct ferry_xsk_params *p)
 {
@@ -256,12 +282,23 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 		x->registers_umem = true;
 	}
 	x->zerocopy = socket_is_zc(x->fd);
+	if (p->busy_poll) {
+		err = set_busy_poll(x->fd);
+		if (err)
+			goto err_bound;
+		x->busy_poll = true;
+	}
 	if (p->tx_budget && !x->zerocopy)
 		x->tx_budget_set =
 			!setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET,
 				    &p->tx_budget, sizeof(p->tx_budget));
 	return x;
 
+err_bound:
+	unmap_rings(x);
+	close(x->fd);
+	if (x->registers_umem)
+		u->reg_fd = -1;
 err_slot:
 	ferry_umem_slot_put(u, x->slot);
 err_xsk:

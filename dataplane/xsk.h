@@ -35,6 +35,7 @@ struct ferry_xsk_params {
 	bool need_wakeup;
 	uint32_t ring_size; /* fill, completion, RX and TX; power of two */
 	uint32_t tx_budget; /* descriptors per TX kick; 0: kernel default */
+	bool busy_poll;	    /* drive the queue's NAPI from the worker */
 };
 
 struct ferry_xsk {
@@ -55,6 +56,7 @@ struct ferry_xsk {
 	bool zerocopy;
 	bool need_wakeup;
 	bool tx_budget_set; /* the kernel took our TX budget per kick */
+	bool busy_poll;	    /* worker polls the NAPI itself (recvfrom) */
 	bool registers_umem;
 	void *map[4];
 	size_t map_len[4];
@@ -63,7 +65,9 @@ struct ferry_xsk {
 /*
  * Creates and binds a socket. Mode AUTO tries zero-copy, then copy.
  * Returns NULL with errno set: EOPNOTSUPP when zero-copy was demanded and
- * the driver can't, EINVAL when the mode clashes with the UMEM's.
+ * the driver can't, EINVAL when the mode clashes with the UMEM's,
+ * EPROTONOSUPPORT when busy polling was asked for and the socket has no
+ * NAPI id to poll (copy mode).
  */
 struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 				   const struct ferry_xsk_params *p);

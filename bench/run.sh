@@ -1,0 +1,364 @@
+#!/usr/bin/env bash
+# bench/run.sh - forwarding benchmark on the namespace testbed, every row
+# measured in the same run so that rows compare with each other only.
+#
+#   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
+#
+# Topology (tests/lib/testbed.sh, std3):
+#   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
+# The generator is ferry's (BPF_PROG_RUN live frames, 64-byte UDP, 1 flow)
+# on CPU 0; the sink is an XDP program on s0 that counts and drops; the
+# forwarder under test runs on CPU 1. Rows:
+#   limit    generator straight into an XDP counter on d0 (the testbed's limit)
+#   devmap   in-kernel XDP redirect d0 -> d1 through a DEVMAP
+#   ferry    ferryd, xconnect p0 -> p1, one busy-polling worker on CPU 1
+#   testpmd  dpdk-testpmd, af_xdp PMD on d0 and d1, io forwarding, lcore 1
+# Then, at a fixed rate every forwarder sustains, the spare capacity left on
+# CPU 1 (a SCHED_IDLE spinner's loops/s against the same spinner alone), and
+# userspace instructions per forwarded packet under callgrind.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+# shellcheck source=../tests/lib/testbed.sh
+. tests/lib/testbed.sh
+
+RUNS=3
+SECS=4
+FIXED_RATE=200000
+DO_TESTPMD=1
+DO_CALLGRIND=1
+while (($#)); do
+	case $1 in
+	--runs) RUNS=$2 && shift ;;
+	--secs) SECS=$2 && shift ;;
+	--rate) FIXED_RATE=$2 && shift ;;
+	--no-testpmd) DO_TESTPMD=0 ;;
+	--no-callgrind) DO_CALLGRIND=0 ;;
+	*) echo "usage: $0 [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]" >&2 && exit 2 ;;
+	esac
+	shift
+done
+
+OBJ=$REPO/build/bench/xdp_devmap.bpf.o
+SPINNER=$REPO/build/bench/spinner
+FWD_CPU=1
+[[ -f $OBJ && -x $SPINNER ]] || tb_die "build first (./run build)"
+TESTPMD=$(command -v dpdk-testpmd || true)
+[[ -n $TESTPMD ]] || DO_TESTPMD=0
+
+say() { printf '==> %s\n' "$*" >&2; }
+
+# ---- small XDP helpers (bpftool inside the namespace) -------------------
+
+# xdp_attach NS IF PROG [DEVMAP_TARGET_IFINDEX]
+xdp_attach() {
+	local ns=$1 ifn=$2 prog=$3 target=${4:-} pin
+	pin=/sys/fs/bpf/bench_$prog
+	# One shell in the namespace: the bpffs mount (and pins) live only there.
+	tb_exec "$ns" sh -c "
+		bpftool prog loadall '$OBJ' $pin type xdp pinmaps ${pin}_maps &&
+		bpftool net attach xdpdrv pinned $pin/$prog dev $ifn overwrite &&
+		if [ -n '$target' ]; then
+			bpftool map update pinned ${pin}_maps/tx_port key 0 0 0 0 \
+				value $((target & 255)) $(((target >> 8) & 255)) 0 0
+		fi"
+}
+
+xdp_detach() {
+	tb_exec "$1" ip link set dev "$2" xdp off 2>/dev/null || true
+}
+
+# xdp_count NS IF MAP: sum of a per-CPU u64 counter map of IF's program.
+xdp_count() {
+	local ns=$1 ifn=$2 map=$3 prog_id map_id
+	prog_id=$(tb_exec "$ns" ip -j -d link show dev "$ifn" | jq -r '.[0].xdp.prog.id')
+	for map_id in $(tb_exec "$ns" bpftool -j prog show id "$prog_id" | jq -r '.map_ids[]'); do
+		if [[ $(tb_exec "$ns" bpftool -j map show id "$map_id" | jq -r .name) == "$map" ]]; then
+			tb_exec "$ns" bpftool -j map dump id "$map_id" |
+				jq '[.[0].formatted.values[].value] | add'
+			return
+		fi
+	done
+	echo 0
+}
+
+# ---- measuring -----------------------------------------------------------
+
+now() { date +%s.%N; }
+
+# rate_of NS IF MAP: frames per second seen by the counter over SECS.
+rate_of() {
+	local c1 c2 t1 t2
+	c1=$(xdp_count "$1" "$2" "$3")
+	t1=$(now)
+	sleep "$SECS"
+	c2=$(xdp_count "$1" "$2" "$3")
+	t2=$(now)
+	echo "($c2 - $c1) / ($t2 - $t1)" | bc -l | cut -d. -f1
+}
+
+gen_start() {
+	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" "$@" >/dev/null
+	sleep 1
+}
+
+gen_stop() {
+	tb_do gen gen stop g0 >/dev/null || true
+	sleep 0.5
+}
+
+# median / min / max of a list of numbers
+stats3() {
+	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%d %d %d\n", a[int((NR+1)/2)], a[1], a[NR]}'
+}
+
+declare -A MED MIN MAX EXTRA
+
+record() {
+	local row=$1 m lo hi
+	shift
+	read -r m lo hi < <(stats3 "$@")
+	MED[$row]=$m MIN[$row]=$lo MAX[$row]=$hi
+}
+
+# ---- forwarders ----------------------------------------------------------
+
+start_ferry() {
+	local idle=${1:-busy}
+	tb_ferryd dut dut >/dev/null
+	tb_do dut workers "$FWD_CPU" idle "$idle" >/dev/null
+	tb_do dut port add p0 dev "$D0" >/dev/null
+	tb_do dut port add p1 dev "$D1" >/dev/null
+	tb_do dut xconnect add p0 p1 >/dev/null
+}
+
+stop_ferry() {
+	tb_do dut shutdown >/dev/null || true
+	tb_wait_exit dut 10 || true
+}
+
+TESTPMD_PID=
+start_testpmd() {
+	local log=$TB_RUN/testpmd.log i
+	# lcore 0 is the main lcore (it only prints stats), lcore 1 forwards.
+	# With --stats-period testpmd runs until a signal, stdin unused.
+	ip netns exec "$(tb_nsname dut)" "$TESTPMD" -l 0,$FWD_CPU --main-lcore 0 \
+		--no-pci --no-huge -m 1024 --file-prefix "ferrybench$$" \
+		--vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1" \
+		-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384 \
+		--stats-period 1 </dev/null >"$log" 2>&1 &
+	TESTPMD_PID=$!
+	tb_track "$TESTPMD_PID"
+	for ((i = 0; i < 100; i++)); do
+		grep -q "Port statistics" "$log" 2>/dev/null && return 0
+		kill -0 "$TESTPMD_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	cat "$log" >&2
+	return 1
+}
+
+stop_testpmd() {
+	[[ -n $TESTPMD_PID ]] || return 0
+	kill -INT "$TESTPMD_PID" 2>/dev/null || true
+	wait "$TESTPMD_PID" 2>/dev/null || true
+	TESTPMD_PID=
+	xdp_detach dut "$D0"
+	xdp_detach dut "$D1"
+}
+
+# ---- placement -------------------------------------------------------------
+
+# "rx-on-fwd": d0's receive (NAPI: XDP, the copy into the UMEM) runs in a
+# kernel thread pinned to the forwarder's CPU, as on a NIC whose queue
+# interrupt sits on the worker's core. By default it runs in the sender's
+# softirq on CPU 0, where the generator saturates first (see docs).
+placement() {
+	local mode=$1 pid
+	if [[ $mode != rx-on-fwd ]]; then
+		# veth refuses the write (EIO) when it is already off
+		tb_exec dut sh -c "echo 0 > /sys/class/net/$D0/threaded" 2>/dev/null || true
+		return 0
+	fi
+	tb_exec dut sh -c "echo 1 > /sys/class/net/$D0/threaded"
+	pid=$(pgrep -f "^napi/$D0-" | head -n 1)
+	[[ -n $pid ]] || tb_die "no NAPI thread for $D0"
+	taskset -pc "$FWD_CPU" "$pid" >/dev/null
+}
+
+# ---- the rows ------------------------------------------------------------
+
+bench_limit() {
+	local v=() i
+	xdp_attach dut "$D0" xdp_sink_count
+	for ((i = 0; i < RUNS; i++)); do
+		gen_start
+		v+=("$(rate_of dut "$D0" sink_ctr)")
+		gen_stop
+	done
+	xdp_detach dut "$D0"
+	record limit "${v[@]}"
+}
+
+bench_devmap() {
+	local v=() i
+	xdp_attach dut "$D0" xdp_devmap_fwd "$(tb_ifindex dut d1)"
+	for ((i = 0; i < RUNS; i++)); do
+		gen_start
+		v+=("$(rate_of sink "$S0" sink_ctr)")
+		gen_stop
+	done
+	xdp_detach dut "$D0"
+	record devmap "${v[@]}"
+}
+
+bench_ferry() {
+	local row=$1 idle=${2:-busy} v=() i st
+	for ((i = 0; i < RUNS; i++)); do
+		start_ferry "$idle"
+		tb_do dut stats reset >/dev/null
+		gen_start
+		v+=("$(rate_of sink "$S0" sink_ctr)")
+		gen_stop
+		st=$(tb_ctlj dut stats)
+		EXTRA[${row}_kpp]=$(jq -r '.data.ports[] | select(.name == "p1") | .totals.kicks_per_packet' <<<"$st")
+		EXTRA[${row}_userdrops]=$(jq -r '[.data.ports[].totals.drops] | add' <<<"$st")
+		EXTRA[${row}_kerneldrops]=$(jq -r '[.data.ports[].totals | .rx_dropped + .rx_ring_full + .rx_fill_ring_empty_descs] | add' <<<"$st")
+		EXTRA[${row}_rx]=$(jq -r '.data.ports[] | select(.name == "p0") | .totals.rx_packets' <<<"$st")
+		stop_ferry
+	done
+	record "$row" "${v[@]}"
+}
+
+bench_testpmd() {
+	local row=$1 v=() i
+	for ((i = 0; i < RUNS; i++)); do
+		start_testpmd || { say "testpmd did not start"; return 1; }
+		gen_start
+		v+=("$(rate_of sink "$S0" sink_ctr)")
+		gen_stop
+		stop_testpmd
+	done
+	record "$row" "${v[@]}"
+}
+
+# Spare capacity on the forwarder's CPU at a fixed offered rate.
+spare() {
+	"$SPINNER" "$FWD_CPU" "$SECS"
+}
+
+bench_spare() {
+	local base
+	base=$(spare)
+	EXTRA[spare_none]=$base
+	start_ferry busy
+	gen_start rate "$FIXED_RATE"
+	EXTRA[spare_ferry_busy]=$(spare)
+	EXTRA[fixed_ferry_busy]=$(rate_of sink "$S0" sink_ctr)
+	gen_stop
+	stop_ferry
+	start_ferry poll
+	gen_start rate "$FIXED_RATE"
+	EXTRA[spare_ferry_poll]=$(spare)
+	EXTRA[fixed_ferry_poll]=$(rate_of sink "$S0" sink_ctr)
+	gen_stop
+	stop_ferry
+	if ((DO_TESTPMD)); then
+		start_testpmd
+		gen_start rate "$FIXED_RATE"
+		EXTRA[spare_testpmd]=$(spare)
+		EXTRA[fixed_testpmd]=$(rate_of sink "$S0" sink_ctr)
+		gen_stop
+		stop_testpmd
+	fi
+}
+
+# Userspace instructions per forwarded packet: ferryd under callgrind,
+# collecting only inside the worker thread's loop.
+bench_callgrind() {
+	local out=$TB_RUN/callgrind.out rx ir
+	command -v valgrind >/dev/null || return 0
+	FERRYD_REAL=$FERRYD
+	FERRYD=$TB_RUN/ferryd-callgrind
+	cat >"$FERRYD" <<EOF
+#!/bin/sh
+exec valgrind --tool=callgrind --callgrind-out-file=$out --toggle-collect=worker_main "$FERRYD_REAL" "\$@"
+EOF
+	chmod +x "$FERRYD"
+	tb_ferryd dut dut >/dev/null
+	FERRYD=$FERRYD_REAL
+	tb_do dut workers "$FWD_CPU" idle poll >/dev/null
+	tb_do dut port add p0 dev "$D0" >/dev/null
+	tb_do dut port add p1 dev "$D1" >/dev/null
+	tb_do dut xconnect add p0 p1 >/dev/null
+	tb_do gen gen start g0 rate 20000 count 200000 dst-mac "$(tb_mac dut d0)" >/dev/null
+	tb_wait_gen_done gen g0 120 || true
+	sleep 2
+	rx=$(tb_stat dut p0 rx_packets)
+	stop_ferry
+	ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	EXTRA[cg_rx]=$rx
+	EXTRA[cg_ir]=$ir
+	[[ -n $ir && $rx -gt 0 ]] && EXTRA[cg_ipp]=$(echo "$ir / $rx" | bc -l | cut -d. -f1)
+	[[ -n $ir ]] && cp "$out" "$REPO/build/callgrind.ferry.out"
+}
+
+# ---- run -----------------------------------------------------------------
+
+tb_init
+tb_std3 1
+tb_ferryd gen gen >/dev/null
+tb_do gen workers 0 idle poll >/dev/null
+tb_do gen port add g0 dev "$G0" >/dev/null
+xdp_attach sink "$S0" xdp_sink_count
+
+say "rows: limit, devmap, ferry, testpmd; $RUNS runs of ${SECS}s each"
+placement default
+bench_limit
+bench_devmap
+bench_ferry ferry
+if ((DO_TESTPMD)); then bench_testpmd testpmd || say "testpmd row failed: see its log above"; fi
+say "placement rx-on-fwd: d0's receive on CPU $FWD_CPU"
+placement rx-on-fwd
+bench_ferry ferry_rxfwd
+bench_ferry ferry_rxfwd_poll poll
+if ((DO_TESTPMD)); then bench_testpmd testpmd_rxfwd || say "testpmd row failed: see its log above"; fi
+placement default
+say "spare capacity on CPU $FWD_CPU at $FIXED_RATE pps"
+bench_spare
+((DO_CALLGRIND)) && { say "callgrind (ferryd worker loop)"; bench_callgrind; }
+
+ratio() { [[ -n ${MED[$2]:-} && ${MED[$2]:-0} != 0 ]] && echo "scale=2; ${MED[$1]} / ${MED[$2]}" | bc -l || echo "-"; }
+
+echo
+echo "ferry forwarding benchmark: $(uname -r), veth (native XDP, copy mode), 64-byte frames, 1 flow,"
+echo "need_wakeup on, busy-poll sockets n/a (copy mode), median of $RUNS runs of ${SECS}s"
+echo "placement default: generator, d0 receive and sink on CPU 0, forwarder on CPU $FWD_CPU"
+echo "placement rx-on-fwd: d0 receive (NAPI thread) moved to CPU $FWD_CPU, beside the forwarder"
+printf '%-18s %12s %12s %12s %10s %10s\n' row median_pps min max vs_testpmd vs_devmap
+for row in limit devmap ferry testpmd ferry_rxfwd ferry_rxfwd_poll testpmd_rxfwd; do
+	[[ -n ${MED[$row]:-} ]] || continue
+	base=testpmd
+	[[ $row == *rxfwd* ]] && base=testpmd_rxfwd
+	printf '%-18s %12s %12s %12s %10s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
+		"$(ratio "$row" "$base")" "$(ratio "$row" devmap)"
+done
+echo
+for row in ferry ferry_rxfwd ferry_rxfwd_poll; do
+	[[ -n ${EXTRA[${row}_kpp]:-} ]] || continue
+	printf '%-18s kicks/packet %.4f; ferry dropped %s; kernel dropped before ferry (socket rings full) %s; received %s (last run)\n' \
+		"$row" "${EXTRA[${row}_kpp]}" "${EXTRA[${row}_userdrops]}" "${EXTRA[${row}_kerneldrops]}" "${EXTRA[${row}_rx]}"
+done
+echo
+echo "spare capacity on CPU $FWD_CPU at $FIXED_RATE pps offered, default placement (SCHED_IDLE spinner loops/s; share of an idle CPU):"
+for k in none ferry_busy ferry_poll testpmd; do
+	[[ -n ${EXTRA[spare_$k]:-} ]] || continue
+	printf '  %-11s %14s  %5s  forwarded %s pps\n' "$k" "${EXTRA[spare_$k]}" \
+		"$(echo "scale=2; ${EXTRA[spare_$k]} / ${EXTRA[spare_none]}" | bc -l)" "${EXTRA[fixed_$k]:-n/a}"
+done
+if [[ -n ${EXTRA[cg_ipp]:-} ]]; then
+	echo
+	echo "ferry userspace instructions per packet (callgrind, worker loop only, 20 kpps offered, idle poll): ${EXTRA[cg_ipp]}" \
+		"(${EXTRA[cg_ir]} instructions / ${EXTRA[cg_rx]} packets)"
+fi
