@@ -100,4 +100,12 @@ int ferry_gen(struct xdp_md *ctx)
 	return bpf_redirect(ifindex_out, 0);
 }
 
+/* Run once at start with live frames: if the kernel takes the flag, the
+ * generator uses this path; the frame is dropped, nothing is sent. */
+SEC("xdp")
+int ferry_gen_probe(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -302,6 +302,18 @@ static int kw_dst_mac(const char *val, void *dst, struct ctl_err *err)
 			     err);
 }
 
+static const char *const engine_words[] = {"auto", "live", "xsk", NULL};
+
+static int kw_engine(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, engine_words, &m, "engine", err);
+
+	if (!rc)
+		((struct ferry_gen_params *)dst)->engine =
+			(enum ferry_gen_engine)m;
+	return rc;
+}
+
 static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
 			 struct ctl_err *err)
 {
@@ -313,14 +325,15 @@ static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
 	const struct ctl_kw kw[] = {
 		{"rate", kw_rate, &gp},	  {"size", kw_size, &gp},
 		{"flows", kw_flows, &gp}, {"dst-mac", kw_dst_mac, &gp},
-		{"count", kw_count, &gp},
+		{"count", kw_count, &gp}, {"engine", kw_engine, &gp},
 	};
 	int rc;
 
 	if (argc < 1)
 		return ctl_errf(err, EINVAL,
 				"usage: gen start PORT [rate PPS] [size BYTES] "
-				"[flows N] [dst-mac MAC] [count N]");
+				"[flows N] [dst-mac MAC] [count N] "
+				"[engine auto|live|xsk]");
 	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
 			  NULL, err);
 	if (rc)
@@ -484,8 +497,10 @@ static const struct ctl_cmd commands[] = {
 	{"drop", "PORT", "count and drop every frame received on PORT",
 	 cmd_drop},
 	{"gen start",
-	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N]",
-	 "generate UDP frames out of PORT (rate 0: as fast as possible)",
+	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N] "
+	 "[engine auto|live|xsk]",
+	 "generate UDP frames out of PORT (rate 0: as fast as possible; "
+	 "engine: BPF live frames, or the port's AF_XDP TX ring)",
 	 cmd_gen_start},
 	{"gen stop", "PORT", "stop PORT's generator", cmd_gen_stop},
 	{"stats", "[port NAME|worker N]",

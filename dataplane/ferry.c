@@ -510,12 +510,15 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	gp->ifindex = p->ifindex;
 	memcpy(gp->src_mac, p->mac, 6);
 	gp->cpu = p->pq[0].w ? p->pq[0].w->cpu : -1;
+	gp->pq = &p->pq[0];
 	p->gen = ferry_gen_start(gp, msg, len);
 	if (!p->gen)
 		return -errno;
-	log_info("gen %s: %u-byte frames, %u flow(s), rate %s%llu, count %llu",
-		 port, gp->size, gp->flows, gp->rate ? "" : "max ",
-		 (unsigned long long)gp->rate, (unsigned long long)gp->count);
+	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate %s%llu, "
+		 "count %llu",
+		 port, ferry_gen_engine_name(p->gen), gp->size, gp->flows,
+		 gp->rate ? "" : "max ", (unsigned long long)gp->rate,
+		 (unsigned long long)gp->count);
 	return 0;
 }
 

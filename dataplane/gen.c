@@ -14,6 +14,7 @@
 #include "ferry_gen.skel.h"
 #include "gen.h"
 #include "log.h"
+#include "worker.h"
 
 #ifndef BPF_F_TEST_XDP_LIVE_FRAMES
 #define BPF_F_TEST_XDP_LIVE_FRAMES (1U << 1)
@@ -31,7 +32,9 @@
 
 struct ferry_gen {
 	struct ferry_gen_params p;
-	struct ferry_gen_bpf *skel;
+	enum ferry_gen_engine engine; /* LIVE or XSK: what we got */
+	struct ferry_gen_bpf *skel;   /* live */
+	struct ferry_txgen *txgen;    /* xsk */
 	uint8_t frame[FERRY_GEN_MAX_SIZE];
 	pthread_t thread;
 	int stop;    /* atomic */
@@ -106,6 +109,18 @@ static void *gen_main(void *arg)
 	return NULL;
 }
 
+_Static_assert(FERRY_GEN_MAX_SIZE <= sizeof(((struct ferry_txgen *)0)->frame),
+	       "the xsk engine's template must hold the largest frame");
+
+static void gen_free(struct ferry_gen *g)
+{
+	if (!g)
+		return;
+	ferry_gen_bpf__destroy(g->skel);
+	free(g->txgen);
+	free(g);
+}
+
 __attribute__((format(printf, 4, 5))) static struct ferry_gen *
 fail(struct ferry_gen *g, char *msg, size_t len, const char *fmt, ...)
 {
@@ -115,21 +130,99 @@ fail(struct ferry_gen *g, char *msg, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, len, fmt, ap);
 	va_end(ap);
-	if (g) {
-		ferry_gen_bpf__destroy(g->skel);
-		free(g);
-	}
+	gen_free(g);
 	errno = err ? err : EINVAL;
 	return NULL;
+}
+
+/* Does this kernel run XDP programs on live frames? Sends nothing. */
+static int probe_live_frames(struct ferry_gen *g)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = g->frame,
+		    .data_size_in = g->p.size,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1);
+
+	if (bpf_prog_test_run_opts(
+		    bpf_program__fd(g->skel->progs.ferry_gen_probe), &opts))
+		return -errno;
+	return 0;
+}
+
+static int live_load(struct ferry_gen *g)
+{
+	int err;
+
+	g->skel = ferry_gen_bpf__open();
+	if (!g->skel)
+		return -errno;
+	g->skel->rodata->ifindex_out = (uint32_t)g->p.ifindex;
+	g->skel->rodata->sport_base = FERRY_GEN_SPORT_BASE;
+	g->skel->rodata->n_flows = (uint16_t)g->p.flows;
+	g->skel->rodata->udp_off = 34;
+	g->skel->rodata->interval_ns =
+		g->p.rate ? 1000000000ull / g->p.rate : 0;
+	g->skel->rodata->max_frames = g->p.count;
+	err = ferry_gen_bpf__load(g->skel);
+	if (!err)
+		err = probe_live_frames(g);
+	if (err) {
+		ferry_gen_bpf__destroy(g->skel);
+		g->skel = NULL;
+	}
+	return err;
+}
+
+static int live_start(struct ferry_gen *g)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	g->running = 1;
+	pthread_attr_init(&attr);
+	if (g->p.cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(g->p.cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	err = pthread_create(&g->thread, &attr, gen_main, g);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	pthread_setname_np(g->thread, "ferry-gen");
+	return 0;
+}
+
+/* The xsk engine: the port's worker sends from its TX ring. */
+static int xsk_start(struct ferry_gen *g)
+{
+	struct ferry_pq *pq = g->p.pq;
+	struct ferry_txgen *t;
+
+	if (!pq || !pq->xsk || !pq->w)
+		return -ENODEV;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->interval_ns = g->p.rate ? 1000000000ull / g->p.rate : 0;
+	t->count = g->p.count;
+	t->flows = g->p.flows;
+	t->size = g->p.size;
+	t->sport_base = FERRY_GEN_SPORT_BASE;
+	t->sport_off = 34;
+	memcpy(t->frame, g->frame, g->p.size);
+	g->txgen = t;
+	ferry_worker_pause(pq->w);
+	pq->txgen = t;
+	ferry_worker_resume(pq->w);
+	return 0;
 }
 
 struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 				  size_t len)
 {
 	struct ferry_gen *g;
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int err;
+	int err = -EOPNOTSUPP;
 
 	if (p->size < FERRY_GEN_MIN_SIZE || p->size > FERRY_GEN_MAX_SIZE) {
 		errno = EINVAL;
@@ -144,61 +237,66 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 		g->p.flows = 1;
 	ferry_gen_build_frame(&g->p, g->frame);
 
-	g->skel = ferry_gen_bpf__open();
-	if (!g->skel)
-		return fail(g, msg, len, "cannot open the generator program");
-	g->skel->rodata->ifindex_out = (uint32_t)p->ifindex;
-	g->skel->rodata->sport_base = FERRY_GEN_SPORT_BASE;
-	g->skel->rodata->n_flows = (uint16_t)g->p.flows;
-	g->skel->rodata->udp_off = 34;
-	g->skel->rodata->interval_ns = p->rate ? 1000000000ull / p->rate : 0;
-	g->skel->rodata->max_frames = p->count;
-	err = ferry_gen_bpf__load(g->skel);
+	if (p->engine != FERRY_GEN_XSK) {
+		err = live_load(g);
+		if (err && p->engine == FERRY_GEN_LIVE) {
+			errno = -err;
+			return fail(g, msg, len,
+				    "BPF_PROG_RUN live frames unavailable "
+				    "(%s); use 'engine xsk'",
+				    strerror(-err));
+		}
+		if (err)
+			log_warn("gen: live frames unavailable (%s); sending "
+				 "from the worker's AF_XDP TX ring instead",
+				 strerror(-err));
+	}
+	if (!err) {
+		g->engine = FERRY_GEN_LIVE;
+		err = live_start(g);
+	} else {
+		g->engine = FERRY_GEN_XSK;
+		err = xsk_start(g);
+	}
 	if (err) {
 		errno = -err;
-		return fail(g, msg, len, "cannot load the generator: %s",
+		return fail(g, msg, len, "cannot start the generator: %s",
 			    strerror(-err));
 	}
-
-	g->running = 1;
-	pthread_attr_init(&attr);
-	if (p->cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(p->cpu, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
-	err = pthread_create(&g->thread, &attr, gen_main, g);
-	pthread_attr_destroy(&attr);
-	if (err) {
-		errno = err;
-		return fail(g, msg, len,
-			    "cannot start the generator thread: %s",
-			    strerror(err));
-	}
-	pthread_setname_np(g->thread, "ferry-gen");
 	return g;
 }
 
 void ferry_gen_stop(struct ferry_gen *g)
 {
+	struct ferry_pq *pq;
+
 	if (!g || g->joined)
 		return;
-	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(g->thread, NULL);
 	g->joined = true;
+	if (g->engine == FERRY_GEN_LIVE) {
+		__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(g->thread, NULL);
+		return;
+	}
+	pq = g->p.pq;
+	ferry_worker_pause(pq->w);
+	pq->txgen = NULL;
+	ferry_worker_resume(pq->w);
 }
 
 void ferry_gen_destroy(struct ferry_gen *g)
 {
-	if (!g)
-		return;
 	ferry_gen_stop(g);
-	ferry_gen_bpf__destroy(g->skel);
-	free(g);
+	gen_free(g);
 }
 
 bool ferry_gen_running(const struct ferry_gen *g)
 {
+	if (g->engine == FERRY_GEN_XSK)
+		return !g->joined &&
+		       (!g->txgen->count ||
+			__atomic_load_n(&g->txgen->sent, __ATOMIC_RELAXED) <
+				g->txgen->count);
 	return __atomic_load_n(&g->running, __ATOMIC_ACQUIRE);
 }
 
@@ -209,6 +307,8 @@ uint64_t ferry_gen_frames(const struct ferry_gen *g)
 	uint32_t key = 0;
 	uint64_t n = 0;
 
+	if (g->engine == FERRY_GEN_XSK)
+		return __atomic_load_n(&g->txgen->sent, __ATOMIC_RELAXED);
 	if (ncpu <= 0)
 		return 0;
 	vals = calloc((size_t)ncpu, sizeof(*vals));
@@ -225,4 +325,9 @@ uint64_t ferry_gen_frames(const struct ferry_gen *g)
 const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g)
 {
 	return &g->p;
+}
+
+const char *ferry_gen_engine_name(const struct ferry_gen *g)
+{
+	return g->engine == FERRY_GEN_XSK ? "xsk" : "live";
 }

@@ -20,6 +20,19 @@
 #define FERRY_GEN_SPORT_BASE 1024
 #define FERRY_GEN_DPORT	     9 /* discard */
 
+/*
+ * live: BPF_PROG_RUN live frames (the kernel sends; fastest).
+ * xsk:  the port's worker writes frames into its AF_XDP TX ring.
+ * auto: live when the kernel has it, else xsk.
+ */
+enum ferry_gen_engine {
+	FERRY_GEN_AUTO,
+	FERRY_GEN_LIVE,
+	FERRY_GEN_XSK,
+};
+
+struct ferry_pq;
+
 struct ferry_gen_params {
 	int ifindex;
 	uint8_t src_mac[6];
@@ -29,6 +42,8 @@ struct ferry_gen_params {
 	uint32_t flows; /* distinct UDP source ports, >= 1 */
 	uint64_t count; /* frames in all; 0: until stopped */
 	int cpu;	/* pin the thread here; -1: don't */
+	enum ferry_gen_engine engine;
+	struct ferry_pq *pq; /* socket the xsk engine sends from */
 };
 
 struct ferry_gen;
@@ -36,7 +51,11 @@ struct ferry_gen;
 /* Builds the template into buf (at least p->size bytes). */
 void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *buf);
 
-/* Loads the program and starts the thread. NULL with msg filled on error. */
+/*
+ * Starts generating: live frames (loads the program, starts a thread) or
+ * xsk (installs a ferry_txgen on p->pq, pausing its worker for a moment).
+ * NULL with msg filled on error.
+ */
 struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 				  size_t len);
 /* Stops the thread (waits for the call in flight); counters stay readable. */
@@ -47,5 +66,7 @@ bool ferry_gen_running(const struct ferry_gen *g);
 /* Frames the program sent (its own per-CPU counter). */
 uint64_t ferry_gen_frames(const struct ferry_gen *g);
 const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g);
+/* The engine in use: "live" or "xsk". */
+const char *ferry_gen_engine_name(const struct ferry_gen *g);
 
 #endif /* FERRY_GEN_H */

@@ -247,6 +247,8 @@ static json_t *gen_json(const struct ferry_port *p)
 	json_object_set_new(o, "frames",
 			    json_integer((json_int_t)ferry_gen_frames(p->gen)));
 	json_object_set_new(o, "pps", json_real(p->gen_pps));
+	json_object_set_new(o, "engine",
+			    json_string(ferry_gen_engine_name(p->gen)));
 	json_object_set_new(o, "rate", json_integer((json_int_t)gp->rate));
 	json_object_set_new(o, "size", json_integer(gp->size));
 	json_object_set_new(o, "flows", json_integer(gp->flows));

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -204,6 +205,82 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 	return n;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Debt older than this is forgiven rather than sent as a burst. */
+#define TXGEN_MAX_DEBT_NS 1000000000ull
+
+/*
+ * The AF_XDP TX generator: frames from the pool, the template written into
+ * each (generating is the one place data is written), one TX batch a pass.
+ */
+static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_txgen *g = pq->txgen;
+	struct ferry_xsk *x = pq->xsk;
+	struct ferry_umem *u = w->umem;
+	uint32_t n = FERRY_BURST, idx = 0, i;
+	uint64_t now = 0;
+
+	if (g->count && g->sent >= g->count)
+		return 0;
+	if (g->count && g->count - g->sent < n)
+		n = (uint32_t)(g->count - g->sent);
+	if (g->interval_ns) {
+		uint64_t due;
+
+		now = mono_ns();
+		if (!g->next_ns || now - g->next_ns > TXGEN_MAX_DEBT_NS)
+			g->next_ns = now;
+		if (now < g->next_ns)
+			return 0;
+		due = (now - g->next_ns) / g->interval_ns + 1;
+		if (due < n)
+			n = (uint32_t)due;
+	}
+	if (xsk_prod_nb_free(&x->tx, n) < n)
+		n = xsk_prod_nb_free(&x->tx, n);
+	if (n > u->n_free)
+		n = u->n_free;
+	if (!n)
+		return 0;
+	xsk_ring_prod__reserve(&x->tx, n, &idx);
+	for (i = 0; i < n; i++) {
+		uint64_t a = u->free[--u->n_free];
+		uint8_t *d = ferry_umem_data(u, a);
+		uint16_t sport = (uint16_t)(g->sport_base + g->flow);
+		struct xdp_desc *t = xsk_ring_prod__tx_desc(&x->tx, idx + i);
+
+		memcpy(d, g->frame, g->size);
+		d[g->sport_off] = (uint8_t)(sport >> 8);
+		d[g->sport_off + 1] = (uint8_t)sport;
+		if (++g->flow >= g->flows)
+			g->flow = 0;
+		u->owner[ferry_umem_frame_idx(a)] = x->tx_tag;
+		t->addr = a;
+		t->len = g->size;
+		t->options = 0;
+	}
+	if (g->interval_ns)
+		g->next_ns += n * g->interval_ns;
+	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
+	pq->tx_batch += n;
+	if (!pq->touched) {
+		pq->touched = 1;
+		w->touched[w->n_touched++] = pq;
+	}
+	ferry_ctr_add(&pq->c.tx_packets, n);
+	ferry_ctr_add(&pq->c.tx_bytes, (uint64_t)n * g->size);
+	ferry_ctr_add(&w->c.tx_packets, n);
+	return n;
+}
+
 /* Hot path: a switch rather than a table of function pointers, so it inlines. */
 static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 {
@@ -268,6 +345,8 @@ uint32_t ferry_worker_poll_once(struct ferry_worker *w)
 		if (!n && pq->busy_poll)
 			recvfrom(pq->xsk->fd, NULL, 0, MSG_DONTWAIT, NULL,
 				 NULL);
+		if (unlikely(pq->txgen))
+			work += pq_txgen(w, pq);
 		work += n;
 	}
 	worker_flush_tx(w);

@@ -40,13 +40,33 @@ enum ferry_app {
 struct ferry_port;
 struct ferry_worker;
 
+/*
+ * A generator that sends from the worker through one socket's TX ring: the
+ * fallback for kernels without BPF_PROG_RUN live frames (see gen.c). The
+ * control side fills it in and installs it while the worker is paused; the
+ * worker writes frames from the template and advances `sent`.
+ */
+struct ferry_txgen {
+	uint64_t interval_ns; /* 0: as fast as the ring takes frames */
+	uint64_t count;	      /* 0: until removed */
+	uint64_t sent;	      /* worker writes, control reads (atomic) */
+	uint64_t next_ns;     /* worker: when the next frame is due */
+	uint32_t flows;
+	uint32_t flow; /* worker: next flow */
+	uint32_t size;
+	uint16_t sport_base;
+	uint16_t sport_off;  /* byte offset of the UDP source port */
+	uint8_t frame[1536]; /* template */
+};
+
 /* One (port, queue) as its worker sees it. */
 struct ferry_pq {
 	/* hot: data plane, written by the owning worker only */
 	struct ferry_xsk *xsk;
-	struct ferry_pq *out; /* egress for XCONNECT/REFLECT; NULL: none */
-	uint8_t app;	      /* enum ferry_app */
-	uint8_t touched;      /* TX reserved into this batch, not submitted */
+	struct ferry_pq *out;	   /* egress for XCONNECT/REFLECT; NULL: none */
+	struct ferry_txgen *txgen; /* generator sending here; usually NULL */
+	uint8_t app;		   /* enum ferry_app */
+	uint8_t touched;   /* TX reserved into this batch, not submitted */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
 	uint8_t reserved;
 	uint32_t tx_batch; /* descriptors reserved this batch */
