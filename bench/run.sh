@@ -3,6 +3,7 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
+#                [--parts throughput,rxfwd,spare,callgrind]
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -28,6 +29,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
+PARTS=throughput,rxfwd,spare,callgrind
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -35,7 +37,8 @@ while (($#)); do
 	--rate) FIXED_RATE=$2 && shift ;;
 	--no-testpmd) DO_TESTPMD=0 ;;
 	--no-callgrind) DO_CALLGRIND=0 ;;
-	*) echo "usage: $0 [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]" >&2 && exit 2 ;;
+	--parts) PARTS=$2 && shift ;;
+	*) echo "usage: $0 [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind] [--parts LIST]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -274,34 +277,71 @@ bench_spare() {
 	fi
 }
 
-# Userspace instructions per forwarded packet: ferryd under callgrind,
-# collecting only inside the worker thread's loop.
+# Userspace instructions per forwarded packet, ferry and testpmd alike:
+# each runs under callgrind (--separate-threads), offered more than it can
+# forward under valgrind so that its loop rarely polls empty rings; the
+# counters are zeroed when traffic is flowing and dumped CG_SECS later; the
+# busiest thread's instructions over the frames the sink saw meanwhile.
+CG_SECS=8
+CG_RATE=0 # as fast as the generator goes: both forwarders saturated
+
+cg_window() {
+	local pid=$1 out=$2 c1 c2 ir f
+	gen_start rate "$CG_RATE"
+	sleep 1
+	callgrind_control -z "$pid" >/dev/null
+	c1=$(xdp_count sink "$S0" sink_ctr)
+	sleep "$CG_SECS"
+	callgrind_control -d "$pid" >/dev/null
+	c2=$(xdp_count sink "$S0" sink_ctr)
+	gen_stop
+	ir=$(for f in "$out".1-*; do
+		callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+	done | sort -n | tail -n 1)
+	# keep the profiles for callgrind_annotate
+	for f in "$out".1-*; do cp "$f" "$REPO/build/callgrind.$(basename "$f")"; done
+	echo "${ir:-0} $((c2 - c1))"
+}
+
+cg_record() {
+	local row=$1 ir=$2 pk=$3
+	EXTRA[cg_${row}_ir]=$ir
+	EXTRA[cg_${row}_pk]=$pk
+	((pk > 0)) && EXTRA[cg_${row}_ipp]=$((ir / pk))
+}
+
 bench_callgrind() {
-	local out=$TB_RUN/callgrind.out rx ir
-	command -v valgrind >/dev/null || return 0
-	FERRYD_REAL=$FERRYD
+	local out ir pk real=$FERRYD i
+	command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || return 0
+
+	out=$TB_RUN/cg.ferry
 	FERRYD=$TB_RUN/ferryd-callgrind
-	cat >"$FERRYD" <<EOF
-#!/bin/sh
-exec valgrind --tool=callgrind --callgrind-out-file=$out --toggle-collect=worker_main "$FERRYD_REAL" "\$@"
-EOF
+	printf '#!/bin/sh\nexec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=%s "%s" "$@"\n' \
+		"$out" "$real" >"$FERRYD"
 	chmod +x "$FERRYD"
-	tb_ferryd dut dut >/dev/null
-	FERRYD=$FERRYD_REAL
-	tb_do dut workers "$FWD_CPU" idle poll >/dev/null
-	tb_do dut port add p0 dev "$D0" >/dev/null
-	tb_do dut port add p1 dev "$D1" >/dev/null
-	tb_do dut xconnect add p0 p1 >/dev/null
-	tb_do gen gen start g0 rate 20000 count 200000 dst-mac "$(tb_mac dut d0)" >/dev/null
-	tb_wait_gen_done gen g0 120 || true
-	sleep 2
-	rx=$(tb_stat dut p0 rx_packets)
+	start_ferry busy
+	FERRYD=$real
+	read -r ir pk < <(cg_window "${TB_PID_OF[dut]}" "$out")
+	cg_record ferry "$ir" "$pk"
 	stop_ferry
-	ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-	EXTRA[cg_rx]=$rx
-	EXTRA[cg_ir]=$ir
-	[[ -n $ir && $rx -gt 0 ]] && EXTRA[cg_ipp]=$(echo "$ir / $rx" | bc -l | cut -d. -f1)
-	[[ -n $ir ]] && cp "$out" "$REPO/build/callgrind.ferry.out"
+
+	((DO_TESTPMD)) || return 0
+	out=$TB_RUN/cg.testpmd
+	ip netns exec "$(tb_nsname dut)" valgrind --tool=callgrind --separate-threads=yes \
+		--callgrind-out-file="$out" "$TESTPMD" -l 0,$FWD_CPU --main-lcore 0 \
+		--no-pci --no-huge -m 1024 --file-prefix "ferrycg$$" \
+		--vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1" \
+		-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384 \
+		--stats-period 1 </dev/null >"$TB_RUN/testpmd-cg.log" 2>&1 &
+	TESTPMD_PID=$!
+	tb_track "$TESTPMD_PID"
+	for ((i = 0; i < 120; i++)); do
+		grep -q "Port statistics" "$TB_RUN/testpmd-cg.log" && break
+		sleep 1
+	done
+	read -r ir pk < <(cg_window "$TESTPMD_PID" "$out")
+	cg_record testpmd "$ir" "$pk"
+	stop_testpmd
 }
 
 # ---- run -----------------------------------------------------------------
@@ -313,21 +353,32 @@ tb_do gen workers 0 idle poll >/dev/null
 tb_do gen port add g0 dev "$G0" >/dev/null
 xdp_attach sink "$S0" xdp_sink_count
 
-say "rows: limit, devmap, ferry, testpmd; $RUNS runs of ${SECS}s each"
+part() { [[ ,$PARTS, == *,$1,* ]]; }
+
 placement default
-bench_limit
-bench_devmap
-bench_ferry ferry
-if ((DO_TESTPMD)); then bench_testpmd testpmd || say "testpmd row failed: see its log above"; fi
-say "placement rx-on-fwd: d0's receive on CPU $FWD_CPU"
-placement rx-on-fwd
-bench_ferry ferry_rxfwd
-bench_ferry ferry_rxfwd_poll poll
-if ((DO_TESTPMD)); then bench_testpmd testpmd_rxfwd || say "testpmd row failed: see its log above"; fi
-placement default
-say "spare capacity on CPU $FWD_CPU at $FIXED_RATE pps"
-bench_spare
-((DO_CALLGRIND)) && { say "callgrind (ferryd worker loop)"; bench_callgrind; }
+if part throughput; then
+	say "rows: limit, devmap, ferry, testpmd; $RUNS runs of ${SECS}s each"
+	bench_limit
+	bench_devmap
+	bench_ferry ferry
+	if ((DO_TESTPMD)); then bench_testpmd testpmd || say "testpmd row failed: see its log above"; fi
+fi
+if part rxfwd; then
+	say "placement rx-on-fwd: d0's receive on CPU $FWD_CPU"
+	placement rx-on-fwd
+	bench_ferry ferry_rxfwd
+	bench_ferry ferry_rxfwd_poll poll
+	if ((DO_TESTPMD)); then bench_testpmd testpmd_rxfwd || say "testpmd row failed: see its log above"; fi
+	placement default
+fi
+if part spare; then
+	say "spare capacity on CPU $FWD_CPU at $FIXED_RATE pps"
+	bench_spare
+fi
+if part callgrind && ((DO_CALLGRIND)); then
+	say "callgrind: ferry and testpmd forwarding under valgrind"
+	bench_callgrind
+fi
 
 ratio() { [[ -n ${MED[$2]:-} && ${MED[$2]:-0} != 0 ]] && echo "scale=2; ${MED[$1]} / ${MED[$2]}" | bc -l || echo "-"; }
 
@@ -357,8 +408,15 @@ for k in none ferry_busy ferry_poll testpmd; do
 	printf '  %-11s %14s  %5s  forwarded %s pps\n' "$k" "${EXTRA[spare_$k]}" \
 		"$(echo "scale=2; ${EXTRA[spare_$k]} / ${EXTRA[spare_none]}" | bc -l)" "${EXTRA[fixed_$k]:-n/a}"
 done
-if [[ -n ${EXTRA[cg_ipp]:-} ]]; then
+if [[ -n ${EXTRA[cg_ferry_ipp]:-} ]]; then
 	echo
-	echo "ferry userspace instructions per packet (callgrind, worker loop only, 20 kpps offered, idle poll): ${EXTRA[cg_ipp]}" \
-		"(${EXTRA[cg_ir]} instructions / ${EXTRA[cg_rx]} packets)"
+	echo "userspace instructions per forwarded packet (callgrind, busiest thread, ${CG_SECS}s window, offered the generator's maximum):"
+	for row in ferry testpmd; do
+		[[ -n ${EXTRA[cg_${row}_ipp]:-} ]] || continue
+		printf '  %-8s %6s  (%s instructions / %s packets)\n' "$row" "${EXTRA[cg_${row}_ipp]}" \
+			"${EXTRA[cg_${row}_ir]}" "${EXTRA[cg_${row}_pk]}"
+	done
 fi
+echo
+echo "ferry worker loop alone on fake rings (bench/ring_cost.sh: callgrind, instructions per packet):"
+"$REPO/bench/ring_cost.sh" "$REPO/build/bench/ring_bench" | sed 's/^/  /'

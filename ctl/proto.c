@@ -48,6 +48,7 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
 	X(ETIMEDOUT)                                                           \
 	X(ENOTCONN)                                                            \
 	X(ESRCH)                                                               \
+	X(ENOBUFS)                                                             \
 	X(ECANCELED)                                                           \
 	X(EADDRINUSE)                                                          \
 	X(ENAMETOOLONG)                                                        \

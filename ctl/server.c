@@ -5,11 +5,18 @@
  * up to CTL_MAX_CLIENTS non-blocking clients. Each client has a fixed input
  * buffer of one maximal line and a bounded output queue; nothing a client
  * does can block the loop or make the daemon buffer without bound.
+ *
+ * Access is decided once per connection, from the credentials the kernel
+ * recorded at connect(), by a short table of rules (root, the daemon's
+ * user, the access group). Credentials of the connecting process are what
+ * count, as for the file modes: a user added to the group is served from
+ * their next login on, like everywhere else in Unix.
  */
 #include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +43,15 @@
 #define CTL_ACCEPT_BURST 16
 /* Idle clients are looked for at least this often when there is no tick. */
 #define CTL_DEFAULT_TICK_MS 1000
+/*
+ * A refused client keeps its slot this long at most: long enough for it to
+ * send its line and read the refusal, short enough that refused clients
+ * cannot hold the slots served ones need.
+ */
+#define CTL_DENIED_TIMEOUT_MS 2000
+/* At most one log line about refused clients per this many ms. */
+#define CTL_REFUSAL_LOG_MS 1000
+#define CTL_NO_GROUP	   ((gid_t)-1)
 
 _Static_assert(CTL_MAX_OUTPUT > 2 * CTL_MAX_LINE,
 	       "a client must be able to queue at least one large reply");
@@ -54,6 +71,7 @@ struct ctl_client {
 	uint32_t events;  /* what epoll watches for now */
 	bool eof;	  /* peer shut down its side: no more input */
 	bool closing;	  /* close once the output has drained */
+	bool denied;	  /* refused: input is discarded, then we close */
 	uint64_t last_ms; /* last input or output progress */
 	size_t in_len;
 	char in[CTL_MAX_LINE];
@@ -73,6 +91,9 @@ struct ctl_server {
 	size_t n_cmds;
 	void *ctx;
 	void (*tick)(void *ctx);
+	uint64_t refusal_log_ms;      /* next time a refusal may be logged */
+	unsigned long refusals_quiet; /* refused since the last log line */
+	char group[64];		      /* access group name; "" for none */
 	unsigned int n_clients;
 	struct ctl_client *clients[CTL_MAX_CLIENTS];
 	dev_t sock_dev; /* to unlink only the socket we bound */
@@ -95,8 +116,60 @@ static uint64_t ev_data(enum ctl_src src, unsigned int slot, uint32_t gen)
 
 /* ---- socket path ---- */
 
-/* mkdir -p of path's parent; directories it creates get 0750. */
-static int make_parent_dir(const char *path)
+/* gid of the group called name: 0 or -ENOENT / -errno. */
+static int group_lookup(const char *name, gid_t *gid)
+{
+	struct group grp, *found = NULL;
+	size_t size = 1024;
+	char *buf = NULL;
+	int rc;
+
+	/* A group with many members needs a bigger buffer: ERANGE says so. */
+	for (;;) {
+		char *bigger = realloc(buf, size);
+
+		if (!bigger) {
+			rc = ENOMEM;
+			break;
+		}
+		buf = bigger;
+		rc = getgrnam_r(name, &grp, buf, size, &found);
+		if (rc != ERANGE || size >= (1u << 20))
+			break;
+		size *= 2;
+	}
+	if (rc == 0 && found)
+		*gid = found->gr_gid;
+	free(buf);
+	if (rc)
+		return -rc;
+	return found ? 0 : -ENOENT;
+}
+
+/*
+ * Gives a directory to the access group, but only one that looks like ours:
+ * owned by this user with the 0750 we create with. A directory the operator
+ * made for something else (/tmp, a home) keeps its group.
+ */
+static void share_dir(const char *dir, gid_t gid)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 07777) != 0750 ||
+	    st.st_gid == gid)
+		return;
+	if (chown(dir, (uid_t)-1, gid) < 0)
+		fprintf(stderr, "<4>ferryd: warning: chgrp %s: %s\n", dir,
+			strerror(errno));
+}
+
+/*
+ * mkdir -p of path's parent; directories it creates get 0750 and, with
+ * gid, that group. The socket's own directory also gets the group when
+ * it was left by an earlier run (share_dir() decides).
+ */
+static int make_parent_dir(const char *path, gid_t gid)
 {
 	char dir[PATH_MAX];
 	char *slash, *p;
@@ -118,6 +191,8 @@ static int make_parent_dir(const char *path)
 			/* The umask may have taken bits we want kept. */
 			if (chmod(dir, 0750) < 0)
 				return -errno;
+			if (gid != CTL_NO_GROUP)
+				share_dir(dir, gid);
 		} else if (errno != EEXIST) {
 			int rc = -errno;
 			struct stat st;
@@ -130,6 +205,8 @@ static int make_parent_dir(const char *path)
 			break;
 		*p = '/';
 	}
+	if (gid != CTL_NO_GROUP)
+		share_dir(dir, gid);
 	return 0;
 }
 
@@ -338,10 +415,34 @@ static void client_run_lines(struct ctl_server *srv, struct ctl_client *c)
 	}
 }
 
+/*
+ * A refused client got its error line when it was accepted. Closing it
+ * right then would race with its first send() (EPIPE instead of the
+ * reply), so its input is read and dropped until its first line or EOF.
+ */
+static void denied_read(struct ctl_server *srv, unsigned int slot)
+{
+	struct ctl_client *c = srv->clients[slot];
+	ssize_t n;
+
+	n = recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT);
+	if (n < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0 || memchr(c->in, '\n', (size_t)n))
+		c->eof = true;
+	client_settle(srv, slot);
+}
+
 static void client_read(struct ctl_server *srv, unsigned int slot)
 {
 	struct ctl_client *c = srv->clients[slot];
 	ssize_t n;
+
+	if (c->denied) {
+		denied_read(srv, slot);
+		return;
+	}
 
 	/* One read per wakeup: other clients get their turn in between. */
 	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
@@ -412,21 +513,141 @@ static void on_client(struct ctl_server *srv, unsigned int slot, uint32_t gen,
 		client_settle(srv, slot);
 }
 
+/* ---- access ---- */
+
+/* Is gid among the peer's supplementary groups (as of its connect())? */
+static bool peer_has_group(int fd, gid_t gid)
+{
+	gid_t small[64], *groups = small;
+	socklen_t len = sizeof(small);
+	bool found = false;
+	size_t i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		/* ERANGE: len now says how much room the list needs. */
+		if (errno != ERANGE || len == 0)
+			return false;
+		groups = malloc(len);
+		if (!groups ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+			goto out;
+	}
+	for (i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == gid;
+out:
+	if (groups != small)
+		free(groups);
+	return found;
+}
+
+static bool allow_root(const struct ctl_server *srv, int fd,
+		       const struct ucred *cred)
+{
+	return cred->uid == 0;
+}
+
+/* A daemon run by an ordinary user serves that user. */
+static bool allow_self(const struct ctl_server *srv, int fd,
+		       const struct ucred *cred)
+{
+	return cred->uid == geteuid();
+}
+
+/*
+ * Looked up on every connection, not once at start: the group may be
+ * made, renumbered or removed while the daemon runs.
+ */
+static bool allow_group(const struct ctl_server *srv, int fd,
+			const struct ucred *cred)
+{
+	gid_t gid;
+
+	if (!srv->group[0] || group_lookup(srv->group, &gid) < 0)
+		return false;
+	return cred->gid == gid || peer_has_group(fd, gid);
+}
+
+/* Whoever one rule allows is served; the rules are tried in this order. */
+static const struct ctl_access_rule {
+	const char *who;
+	bool (*allows)(const struct ctl_server *srv, int fd,
+		       const struct ucred *cred);
+} access_rules[] = {
+	{"root", allow_root},
+	{"the daemon's user", allow_self},
+	{"the access group", allow_group},
+};
+
+/* One line a second at most, saying how many more were refused meanwhile. */
+static void log_refusal(struct ctl_server *srv, const char *why)
+{
+	uint64_t now = now_ms();
+
+	if (now < srv->refusal_log_ms) {
+		srv->refusals_quiet++;
+		return;
+	}
+	if (srv->refusals_quiet)
+		fprintf(stderr,
+			"<4>ferryd: control client refused: %s "
+			"(and %lu more since the last report)\n",
+			why, srv->refusals_quiet);
+	else
+		fprintf(stderr, "<4>ferryd: control client refused: %s\n", why);
+	srv->refusals_quiet = 0;
+	srv->refusal_log_ms = now + CTL_REFUSAL_LOG_MS;
+}
+
+/* True when the peer on fd may be served; otherwise why[] says why not. */
+static bool peer_allowed(struct ctl_server *srv, int fd, char *why, size_t size)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		snprintf(why, size, "cannot identify the client: %s",
+			 strerror(errno));
+		log_refusal(srv, why);
+		return false;
+	}
+	for (i = 0; i < sizeof(access_rules) / sizeof(access_rules[0]); i++)
+		if (access_rules[i].allows(srv, fd, &cred))
+			return true;
+	if (srv->group[0])
+		snprintf(why, size,
+			 "permission denied: uid %u (pid %d) is not root and "
+			 "not in group '%s'",
+			 (unsigned int)cred.uid, (int)cred.pid, srv->group);
+	else
+		snprintf(why, size,
+			 "permission denied: uid %u (pid %d) is not root",
+			 (unsigned int)cred.uid, (int)cred.pid);
+	log_refusal(srv, why);
+	return false;
+}
+
 /* ---- listener, stop, timer ---- */
 
 /* A best-effort refusal, so ferryctl says why instead of "no reply". */
-static void refuse(int fd)
+static void refuse(int fd, char *reply)
 {
-	static const char busy[] =
-		"{\"ok\":false,\"error\":{\"code\":\"EBUSY\","
-		"\"message\":\"too many control clients\"}}\n";
+	struct iovec iov[2] = {
+		{.iov_base = reply, .iov_len = reply ? strlen(reply) : 0},
+		{.iov_base = "\n", .iov_len = 1},
+	};
+	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
 	ssize_t n;
 
-	n = send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	(void)n;
+	if (reply) {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)n;
+	}
+	free(reply);
 	close(fd);
 }
 
+/* The slot taken, or -errno. */
 static int client_add(struct ctl_server *srv, int fd)
 {
 	struct ctl_client *c;
@@ -455,7 +676,34 @@ static int client_add(struct ctl_server *srv, int fd)
 	}
 	srv->clients[slot] = c;
 	srv->n_clients++;
-	return 0;
+	return (int)slot;
+}
+
+/*
+ * A refused client still takes a slot for a moment (see denied_read());
+ * with no slot free it is answered and closed at once, as a busy one is.
+ */
+static void accept_one(struct ctl_server *srv, int fd)
+{
+	char why[160];
+	bool allowed = peer_allowed(srv, fd, why, sizeof(why));
+	int slot =
+		srv->n_clients < CTL_MAX_CLIENTS ? client_add(srv, fd) : -EBUSY;
+	struct ctl_client *c;
+
+	if (slot < 0) {
+		refuse(fd, allowed ? error_reply("EBUSY",
+						 "too many control clients")
+				   : error_reply("EACCES", why));
+		return;
+	}
+	if (allowed)
+		return;
+	c = srv->clients[slot];
+	c->denied = true;
+	if (client_reply(c, error_reply("EACCES", why)) < 0)
+		c->eof = true;
+	client_settle(srv, slot);
 }
 
 static int listen_pause(struct ctl_server *srv, bool pause)
@@ -492,9 +740,7 @@ static int on_listen(struct ctl_server *srv, uint32_t events)
 				return listen_pause(srv, true);
 			return -errno;
 		}
-		if (srv->n_clients >= CTL_MAX_CLIENTS ||
-		    client_add(srv, fd) < 0)
-			refuse(fd);
+		accept_one(srv, fd);
 	}
 	return 0;
 }
@@ -525,7 +771,8 @@ static int on_timer(struct ctl_server *srv, uint32_t events)
 	for (slot = 0; slot < CTL_MAX_CLIENTS; slot++) {
 		struct ctl_client *c = srv->clients[slot];
 
-		if (c && now - c->last_ms >= CTL_IDLE_TIMEOUT_MS)
+		if (c && now - c->last_ms >= (c->denied ? CTL_DENIED_TIMEOUT_MS
+							: CTL_IDLE_TIMEOUT_MS))
 			client_close(srv, slot);
 	}
 	if (srv->listen_paused)
@@ -555,6 +802,8 @@ struct ctl_server *ctl_server_create(const struct ctl_server_params *p)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct ctl_server *srv;
+	const char *group = p && p->group ? p->group : CTL_ACCESS_GROUP;
+	gid_t gid = CTL_NO_GROUP;
 	struct itimerspec its = {0};
 	unsigned int period_ms;
 	struct stat st;
@@ -564,7 +813,8 @@ struct ctl_server *ctl_server_create(const struct ctl_server_params *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (strlen(p->path) >= sizeof(addr.sun_path)) {
+	if (strlen(p->path) >= sizeof(addr.sun_path) ||
+	    strlen(group) >= sizeof(srv->group)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
@@ -576,10 +826,14 @@ struct ctl_server *ctl_server_create(const struct ctl_server_params *p)
 	srv->ctx = p->ctx;
 	srv->tick = p->tick;
 	srv->next_gen = 1;
+	memcpy(srv->group, group, strlen(group) + 1);
 	memcpy(srv->path, p->path, strlen(p->path) + 1);
 	memcpy(addr.sun_path, p->path, strlen(p->path) + 1);
 
-	rc = make_parent_dir(p->path);
+	/* No such group: the files stay root's alone, which is the safe side. */
+	if (group[0] && group_lookup(group, &gid) < 0)
+		gid = CTL_NO_GROUP;
+	rc = make_parent_dir(p->path, gid);
 	if (rc < 0)
 		goto err_free;
 	rc = clear_stale_socket(&addr);
@@ -601,6 +855,10 @@ struct ctl_server *ctl_server_create(const struct ctl_server_params *p)
 		rc = -errno;
 		goto err_bind;
 	}
+	/* Best effort: an ordinary user may not give files to the group. */
+	if (gid != CTL_NO_GROUP && lchown(p->path, (uid_t)-1, gid) < 0)
+		fprintf(stderr, "<4>ferryd: warning: chgrp %s: %s\n", p->path,
+			strerror(errno));
 	srv->sock_dev = st.st_dev;
 	srv->sock_ino = st.st_ino;
 

@@ -6,6 +6,13 @@
  * CTL_MAX_CLIENTS clients and clients idle for longer than the idle timeout
  * are refused or closed; a client that does not read its replies is closed
  * rather than buffered for without bound.
+ *
+ * Access: the socket file is 0660 in a 0750 directory, both given to the
+ * access group (default "ferry") when that group exists. On top of the file
+ * modes, each client's credentials (SO_PEERCRED, SO_PEERGROUPS: as they were
+ * at its connect()) are checked: root, the daemon's own user and members of
+ * the access group (primary or supplementary) are served; anyone else gets
+ * one EACCES error line and is closed.
  */
 #ifndef FERRY_CTL_SERVER_H
 #define FERRY_CTL_SERVER_H
@@ -14,11 +21,14 @@
 
 #define CTL_MAX_CLIENTS	    32
 #define CTL_IDLE_TIMEOUT_MS 60000
+#define CTL_ACCESS_GROUP    "ferry"
 
 struct ctl_server;
 
 struct ctl_server_params {
 	const char *path; /* socket path; its directory is created 0750 */
+	/* Group allowed besides root: NULL means CTL_ACCESS_GROUP, "" none. */
+	const char *group;
 	const struct ctl_cmd *table; /* command table */
 	size_t n_cmds;
 	void *ctx; /* passed to every handler and to tick */

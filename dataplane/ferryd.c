@@ -16,19 +16,45 @@
 #include "commands.h"
 #include "ferry.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "server.h"
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
 
+enum { OPT_METRICS = 256 }; /* long-only options: no short letter */
+
+static const struct option long_opts[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"metrics", required_argument, NULL, OPT_METRICS},
+	{NULL, 0, NULL, 0},
+};
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ferryd [-c FILE] [-s SOCKET] [-f]\n"
+		"usage: ferryd [-c FILE] [-s SOCKET] [-f] [--metrics "
+		"ADDR:PORT]\n"
 		"  -c FILE    apply the commands in FILE at start (one per "
 		"line)\n"
 		"  -s SOCKET  control socket (default " DEFAULT_SOCKET ")\n"
-		"  -f         stay in the foreground\n");
+		"  -f         stay in the foreground\n"
+		"  --metrics ADDR:PORT\n"
+		"             serve GET /metrics (Prometheus text) on "
+		"ADDR:PORT;\n"
+		"             ADDR is an IPv4 address, [IPv6] or localhost;\n"
+		"             the counters are refreshed once a second\n");
 }
+
+/*
+ * The daemon's state. Handlers and the tick share one ctx pointer, so ctx
+ * comes first: handlers read the pointer as a struct ferryd_ctx, the tick
+ * as the whole struct (C11 6.7.2.1: a struct and its first member share an
+ * address).
+ */
+struct ferryd {
+	struct ferryd_ctx ctx;
+	struct metrics_http *mh; /* NULL without --metrics */
+};
 
 struct sigwaiter {
 	sigset_t set;
@@ -48,15 +74,30 @@ static void *sig_main(void *arg)
 	return NULL;
 }
 
-static void tick(void *ctx)
+/*
+ * The dataplane may only be read on the control thread, so this is where
+ * the metrics text is rendered; the HTTP thread serves the last copy.
+ */
+static void metrics_refresh(struct ferryd *d)
 {
-	ferry_tick(((struct ferryd_ctx *)ctx)->f);
+	if (d->mh)
+		metrics_http_publish(d->mh, ferry_metrics(d->ctx.f));
+}
+
+static void tick(void *arg)
+{
+	struct ferryd *d = arg;
+
+	ferry_tick(d->ctx.f);
+	metrics_refresh(d);
 }
 
 int main(int argc, char **argv)
 {
-	const char *config = NULL, *sock = DEFAULT_SOCKET;
-	struct ferryd_ctx ctx = {0};
+	const char *config = NULL, *sock = DEFAULT_SOCKET, *metrics = NULL;
+	struct ferryd d = {{0}};
+	struct ferryd_ctx *ctx = &d.ctx;
+	char msg[256];
 	struct sigwaiter sw;
 	struct ctl_err err = {{0}};
 	struct ctl_server_params sp;
@@ -66,7 +107,8 @@ int main(int argc, char **argv)
 	int opt, rc, lineno = 0;
 	size_t n_cmds;
 
-	while ((opt = getopt(argc, argv, "c:s:fh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:s:fh", long_opts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;
@@ -80,6 +122,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case OPT_METRICS:
+			metrics = optarg;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -88,6 +133,14 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/* Bound now: a bad or busy address fails before any port is touched. */
+	if (metrics) {
+		d.mh = metrics_http_create(metrics, msg, sizeof(msg));
+		if (!d.mh) {
+			log_err("%s", msg);
+			return 2;
+		}
 	}
 
 	signal(SIGPIPE, SIG_IGN);
@@ -98,20 +151,21 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sw.set, NULL);
 
 	cmds = ferryd_commands(&n_cmds);
-	ctx.f = ferry_create();
-	if (!ctx.f) {
+	ctx->f = ferry_create();
+	if (!ctx->f) {
 		log_err("out of memory");
-		return 1;
+		rc = 1;
+		goto out_metrics;
 	}
 	if (config) {
-		rc = ctl_run_file(cmds, n_cmds, &ctx, config, &lineno, &err);
+		rc = ctl_run_file(cmds, n_cmds, ctx, config, &lineno, &err);
 		if (rc) {
 			log_err("%s: %s", config, err.msg);
 			rc = 1;
 			goto out_ferry;
 		}
 		log_info("applied %s", config);
-		if (ctx.stop) {
+		if (ctx->stop) {
 			rc = 0;
 			goto out_ferry;
 		}
@@ -121,12 +175,12 @@ int main(int argc, char **argv)
 		.path = sock,
 		.table = cmds,
 		.n_cmds = n_cmds,
-		.ctx = &ctx,
+		.ctx = &d,
 		.tick = tick,
 		.tick_ms = 1000,
 	};
-	ctx.srv = ctl_server_create(&sp);
-	if (!ctx.srv) {
+	ctx->srv = ctl_server_create(&sp);
+	if (!ctx->srv) {
 		log_err("control socket %s: %s", sock, strerror(errno));
 		rc = 1;
 		goto out_ferry;
@@ -136,7 +190,19 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_server;
 	}
-	sw.srv = ctx.srv;
+	/* After daemon(): a fork would leave the HTTP thread behind. */
+	if (d.mh) {
+		metrics_refresh(&d);
+		rc = metrics_http_start(d.mh);
+		if (rc) {
+			log_err("metrics: cannot start the HTTP server: %s",
+				strerror(-rc));
+			rc = 1;
+			goto out_server;
+		}
+		log_info("metrics on %s", metrics_http_url(d.mh));
+	}
+	sw.srv = ctx->srv;
 	if (pthread_create(&sig_thread, NULL, sig_main, &sw)) {
 		log_err("cannot start the signal thread");
 		rc = 1;
@@ -144,15 +210,17 @@ int main(int argc, char **argv)
 	}
 	pthread_detach(sig_thread);
 	log_info("ferryd %s ready on %s", FERRY_VERSION, sock);
-	rc = ctl_server_run(ctx.srv);
+	rc = ctl_server_run(ctx->srv);
 	if (rc)
 		log_err("control socket: %s", strerror(-rc));
 	rc = rc ? 1 : 0;
 
 out_server:
-	ctl_server_destroy(ctx.srv);
+	ctl_server_destroy(ctx->srv);
 out_ferry:
-	ferry_destroy(ctx.f);
+	ferry_destroy(ctx->f);
+out_metrics:
+	metrics_http_destroy(d.mh);
 	log_info("ferryd exits");
 	return rc;
 }

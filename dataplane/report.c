@@ -444,49 +444,65 @@ sb_printf(struct sbuf *b, const char *fmt, ...)
 	}
 }
 
+/* One metric family: HELP and TYPE once, then its samples together. */
+static void family(struct sbuf *b, const char *name, const char *help)
+{
+	sb_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+}
+
 char *ferry_metrics(struct ferry *f)
 {
 	struct sbuf b = {0};
-	struct q_view v;
+	struct q_view *v;
+	size_t n = 0, k;
 	int i;
 	uint32_t q, r;
 
-	sb_printf(&b, "# ferry %s\n", FERRY_VERSION);
-#define Q_HELP(ctr)                                                            \
-	sb_printf(&b, "# TYPE ferry_queue_" #ctr "_total counter\n");
-	FERRY_QUEUE_COUNTERS(Q_HELP)
-	FERRY_XSK_COUNTERS(Q_HELP)
-#undef Q_HELP
-	sb_printf(&b, "# TYPE ferry_queue_drops_total counter\n");
-	for (i = 0; i < f->n_ports; i++) {
-		struct ferry_port *p = f->ports[i];
+	/* Read every queue once; the families below walk the snapshot. */
+	for (i = 0; i < f->n_ports; i++)
+		n += f->ports[i]->n_queues;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0, k = 0; i < f->n_ports; i++)
+		for (q = 0; q < f->ports[i]->n_queues; q++)
+			q_view_get(&f->ports[i]->pq[q], &v[k++]);
 
-		for (q = 0; q < p->n_queues; q++) {
-			q_view_get(&p->pq[q], &v);
-#define Q_LINE(ctr)                                                            \
-	sb_printf(&b,                                                          \
-		  "ferry_queue_" #ctr                                          \
-		  "_total{port=\"%s\",queue=\"%u\"} %llu\n",                   \
-		  p->name, p->pq[q].queue, (unsigned long long)v.c.ctr);
-			FERRY_QUEUE_COUNTERS(Q_LINE)
-#undef Q_LINE
-#define X_LINE(ctr)                                                            \
-	sb_printf(&b,                                                          \
-		  "ferry_queue_" #ctr                                          \
-		  "_total{port=\"%s\",queue=\"%u\"} %llu\n",                   \
-		  p->name, p->pq[q].queue, (unsigned long long)v.x.ctr);
-			FERRY_XSK_COUNTERS(X_LINE)
-#undef X_LINE
+#define Q_FAMILY(ctr, field, help)                                             \
+	family(&b, "ferry_queue_" #ctr "_total", help);                        \
+	for (i = 0, k = 0; i < f->n_ports; i++)                                \
+		for (q = 0; q < f->ports[i]->n_queues; q++, k++)               \
+			sb_printf(&b,                                          \
+				  "ferry_queue_" #ctr                          \
+				  "_total{port=\"%s\",queue=\"%u\"} %llu\n",   \
+				  f->ports[i]->name, f->ports[i]->pq[q].queue, \
+				  (unsigned long long)v[k].field.ctr);
+#define Q_FERRY(ctr) Q_FAMILY(ctr, c, "ferry's per-queue counter " #ctr)
+#define Q_KERNEL(ctr)                                                          \
+	Q_FAMILY(ctr, x, "the kernel's XDP_STATISTICS " #ctr " for the socket")
+	FERRY_QUEUE_COUNTERS(Q_FERRY)
+	FERRY_XSK_COUNTERS(Q_KERNEL)
+#undef Q_KERNEL
+#undef Q_FERRY
+#undef Q_FAMILY
+
+	family(&b, "ferry_queue_drops_total",
+	       "frames ferry dropped in userspace, by reason");
 #define D_LINE(ctr)                                                            \
 	sb_printf(&b,                                                          \
 		  "ferry_queue_drops_total{port=\"%s\",queue=\"%u\",reason="   \
 		  "\"" #ctr "\"} %llu\n",                                      \
-		  p->name, p->pq[q].queue, (unsigned long long)v.c.drop.ctr);
+		  f->ports[i]->name, f->ports[i]->pq[q].queue,                 \
+		  (unsigned long long)v[k].c.drop.ctr);
+	for (i = 0, k = 0; i < f->n_ports; i++)
+		for (q = 0; q < f->ports[i]->n_queues; q++, k++) {
 			FERRY_DROP_REASONS(D_LINE)
-#undef D_LINE
 		}
-	}
-	sb_printf(&b, "# TYPE ferry_xdp_verdicts_total counter\n");
+#undef D_LINE
+	free(v);
+
+	family(&b, "ferry_xdp_verdicts_total",
+	       "frames the XDP classifier saw, by verdict reason");
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
 
@@ -500,23 +516,20 @@ char *ferry_metrics(struct ferry *f)
 				  (unsigned long long)(f->verdict_scratch[r] -
 						       p->verdict_base[r]));
 	}
-#define W_HELP(ctr)                                                            \
-	sb_printf(&b, "# TYPE ferry_worker_" #ctr "_total counter\n");
-	FERRY_WORKER_COUNTERS(W_HELP)
-#undef W_HELP
-	for (i = 0; i < f->n_workers; i++) {
-		struct ferry_worker *w = f->workers[i];
 
-#define W_LINE(ctr)                                                            \
-	sb_printf(&b,                                                          \
-		  "ferry_worker_" #ctr                                         \
-		  "_total{worker=\"%d\",cpu=\"%d\"} %llu\n",                   \
-		  w->id, w->cpu,                                               \
-		  (unsigned long long)(ferry_ctr_read(&w->c.ctr) -             \
-				       w->base.ctr));
-		FERRY_WORKER_COUNTERS(W_LINE)
-#undef W_LINE
-	}
+#define W_FAMILY(ctr)                                                          \
+	family(&b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr); \
+	for (i = 0; i < f->n_workers; i++)                                     \
+		sb_printf(                                                     \
+			&b,                                                    \
+			"ferry_worker_" #ctr                                   \
+			"_total{worker=\"%d\",cpu=\"%d\"} %llu\n",             \
+			f->workers[i]->id, f->workers[i]->cpu,                 \
+			(unsigned long long)(ferry_ctr_read(                   \
+						     &f->workers[i]->c.ctr) -  \
+					     f->workers[i]->base.ctr));
+	FERRY_WORKER_COUNTERS(W_FAMILY)
+#undef W_FAMILY
 	return b.s;
 }
 

@@ -233,14 +233,33 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	if (g->count && g->count - g->sent < n)
 		n = (uint32_t)(g->count - g->sent);
 	if (g->interval_ns) {
-		uint64_t due;
+		uint64_t due, allow,
+			half = g->interval_ns / 2 ? g->interval_ns / 2 : 1;
 
 		now = mono_ns();
-		if (!g->next_ns || now - g->next_ns > TXGEN_MAX_DEBT_NS)
+		if (!g->next_ns ||
+		    (now > g->next_ns && now - g->next_ns > TXGEN_MAX_DEBT_NS))
 			g->next_ns = now;
-		if (now < g->next_ns)
+		/* Behind schedule, catch up at no more than twice the rate:
+		 * frames leave at least half an interval apart, and after a
+		 * pause at most one burst goes out back to back. Bursts
+		 * overflow the rings of whatever is downstream. */
+		if (g->pace_ns + FERRY_BURST * half < now)
+			g->pace_ns = now - FERRY_BURST * half;
+		if (now < g->next_ns || now < g->pace_ns) {
+			uint64_t at = g->next_ns > g->pace_ns ? g->next_ns
+							      : g->pace_ns;
+
+			/* Sleep until then: spinning here would starve the
+			 * softirq that carries the frames already sent. */
+			if (!w->gen_wait_ns || at - now < w->gen_wait_ns)
+				w->gen_wait_ns = at - now;
 			return 0;
+		}
 		due = (now - g->next_ns) / g->interval_ns + 1;
+		allow = (now - g->pace_ns) / half + 1;
+		if (due > allow)
+			due = allow;
 		if (due < n)
 			n = (uint32_t)due;
 	}
@@ -267,8 +286,10 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		t->len = g->size;
 		t->options = 0;
 	}
-	if (g->interval_ns)
+	if (g->interval_ns) {
 		g->next_ns += n * g->interval_ns;
+		g->pace_ns += n * (g->interval_ns / 2 ? g->interval_ns / 2 : 1);
+	}
 	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
 	pq->tx_batch += n;
 	if (!pq->touched) {
@@ -320,13 +341,16 @@ static void worker_park(struct ferry_worker *w)
 	__atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
 }
 
-static void worker_sleep(struct ferry_worker *w)
+/* Sleeps until a socket has frames, the control thread knocks, or ns pass. */
+static void worker_sleep(struct ferry_worker *w, uint64_t ns)
 {
-	uint64_t v;
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+			      .tv_nsec = (long)(ns % 1000000000ull)};
 	int n_pfd = (int)w->n_pq + 1;
+	uint64_t v;
 
 	ferry_ctr_add(&w->c.polls, 1);
-	if (poll(w->pfd, (nfds_t)n_pfd, POLL_TIMEOUT_MS) > 0 &&
+	if (ppoll(w->pfd, (nfds_t)n_pfd, &ts, NULL) > 0 &&
 	    (w->pfd[w->n_pq].revents & POLLIN))
 		(void)!read(w->wake_fd, &v, sizeof(v));
 }
@@ -368,12 +392,15 @@ static void *worker_main(void *arg)
 			worker_park(w);
 			continue;
 		}
+		w->gen_wait_ns = 0;
 		if (ferry_worker_poll_once(w)) {
 			ferry_ctr_add(&w->c.busy_loops, 1);
 			idle = 0;
+		} else if (w->gen_wait_ns) {
+			worker_sleep(w, w->gen_wait_ns);
 		} else if (w->idle == FERRY_IDLE_POLL ||
 			   ++idle > IDLE_SPIN_LOOPS) {
-			worker_sleep(w);
+			worker_sleep(w, POLL_TIMEOUT_MS * 1000000ull);
 		}
 	}
 	return NULL;

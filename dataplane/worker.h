@@ -51,6 +51,7 @@ struct ferry_txgen {
 	uint64_t count;	      /* 0: until removed */
 	uint64_t sent;	      /* worker writes, control reads (atomic) */
 	uint64_t next_ns;     /* worker: when the next frame is due */
+	uint64_t pace_ns; /* worker: earliest next frame at twice the rate */
 	uint32_t flows;
 	uint32_t flow; /* worker: next flow */
 	uint32_t size;
@@ -94,9 +95,10 @@ struct ferry_worker {
 	struct ferry_pq *touched[FERRY_MAX_WQ];
 	struct ferry_umem *umem;
 	enum ferry_idle idle;
-	int pause_req; /* control -> worker, atomic */
-	int paused;    /* worker -> control, atomic */
-	int stop;      /* atomic */
+	uint64_t gen_wait_ns; /* a txgen's next frame is due in this long */
+	int pause_req;	      /* control -> worker, atomic */
+	int paused;	      /* worker -> control, atomic */
+	int stop;	      /* atomic */
 	struct ferry_worker_ctrs c;
 	/* cold: control plane */
 	int id;

@@ -23,6 +23,12 @@ for engine in live xsk; do
 	tb_capture_wait "$TB_RUN/cap-$engine"
 	cap=$TB_CAP
 	tb_wait_quiet dut
+	# Where each frame was, should one be missing.
+	echo "gen g0: $(tb_ctlj gen stats | jq -c '.data.ports[0].totals | {tx_packets, tx_kicks, tx_invalid_descs, drops}')"
+	echo "g0 tx: $(ip -n "$(tb_nsname gen)" -s -j link show dev "$G0" | jq -c '.[0].stats64.tx')"
+	echo "d0 rx: $(ip -n "$(tb_nsname dut)" -s -j link show dev "$D0" | jq -c '.[0].stats64.rx')"
+	echo "p1: $(tb_ctlj dut stats | jq -c ".data.ports[1].totals")"
+	echo "dut: $(tb_ctlj dut stats | jq -c '[.data.ports[] | {name, rx: .totals.rx_packets, tx: .totals.tx_packets, xsk: .xdp.xsk_redirect, rxd: .totals.rx_dropped, full: .totals.rx_ring_full, fe: .totals.rx_fill_ring_empty_descs}], (.data.workers[0] | {polls, fill_empty, loops})')"
 
 	assert_json .received 5000 "$cap"
 	assert_json .bad 0 "$cap"
