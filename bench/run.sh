@@ -141,16 +141,21 @@ stop_ferry() {
 	tb_wait_exit dut 10 || true
 }
 
+# testpmd as both benchmarks run it: lcore 0 is the main lcore (it only
+# prints stats), lcore FWD_CPU forwards; with --stats-period it runs until a
+# signal and leaves stdin alone. $1: its --file-prefix.
+testpmd_cmd() {
+	TESTPMD_CMD=("$TESTPMD" -l "0,$FWD_CPU" --main-lcore 0 --no-pci --no-huge -m 1024
+		--file-prefix "$1" --vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1"
+		-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384
+		--stats-period 1)
+}
+
 TESTPMD_PID=
 start_testpmd() {
 	local log=$TB_RUN/testpmd.log i
-	# lcore 0 is the main lcore (it only prints stats), lcore 1 forwards.
-	# With --stats-period testpmd runs until a signal, stdin unused.
-	ip netns exec "$(tb_nsname dut)" "$TESTPMD" -l 0,$FWD_CPU --main-lcore 0 \
-		--no-pci --no-huge -m 1024 --file-prefix "ferrybench$$" \
-		--vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1" \
-		-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384 \
-		--stats-period 1 </dev/null >"$log" 2>&1 &
+	testpmd_cmd "ferrybench$$"
+	ip netns exec "$(tb_nsname dut)" "${TESTPMD_CMD[@]}" </dev/null >"$log" 2>&1 &
 	TESTPMD_PID=$!
 	tb_track "$TESTPMD_PID"
 	for ((i = 0; i < 100; i++)); do
@@ -327,12 +332,9 @@ bench_callgrind() {
 
 	((DO_TESTPMD)) || return 0
 	out=$TB_RUN/cg.testpmd
+	testpmd_cmd "ferrycg$$"
 	ip netns exec "$(tb_nsname dut)" valgrind --tool=callgrind --separate-threads=yes \
-		--callgrind-out-file="$out" "$TESTPMD" -l 0,$FWD_CPU --main-lcore 0 \
-		--no-pci --no-huge -m 1024 --file-prefix "ferrycg$$" \
-		--vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1" \
-		-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384 \
-		--stats-period 1 </dev/null >"$TB_RUN/testpmd-cg.log" 2>&1 &
+		--callgrind-out-file="$out" "${TESTPMD_CMD[@]}" </dev/null >"$TB_RUN/testpmd-cg.log" 2>&1 &
 	TESTPMD_PID=$!
 	tb_track "$TESTPMD_PID"
 	for ((i = 0; i < 120; i++)); do
