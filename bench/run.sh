@@ -187,8 +187,12 @@ placement() {
 	if [[ $mode != rx-on-fwd ]]; then
 		# veth refuses the write (EIO) when it is already off
 		tb_exec dut sh -c "echo 0 > /sys/class/net/$D0/threaded" 2>/dev/null || true
+		tb_exec dut ethtool -K "$D0" gro off >/dev/null 2>&1 || true
 		return 0
 	fi
+	# veth has a NAPI (and so a thread to pin) only with XDP or GRO on;
+	# GRO keeps it there while forwarders come and go.
+	tb_exec dut ethtool -K "$D0" gro on >/dev/null
 	tb_exec dut sh -c "echo 1 > /sys/class/net/$D0/threaded"
 	pid=$(pgrep -f "^napi/$D0-" | head -n 1)
 	[[ -n $pid ]] || tb_die "no NAPI thread for $D0"
