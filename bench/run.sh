@@ -194,7 +194,7 @@ placement() {
 	# GRO keeps it there while forwarders come and go.
 	tb_exec dut ethtool -K "$D0" gro on >/dev/null
 	tb_exec dut sh -c "echo 1 > /sys/class/net/$D0/threaded"
-	pid=$(pgrep -f "^napi/$D0-" | head -n 1)
+	pid=$(pgrep -f "napi/$D0-" | head -n 1)
 	[[ -n $pid ]] || tb_die "no NAPI thread for $D0"
 	taskset -pc "$FWD_CPU" "$pid" >/dev/null
 }
