@@ -125,6 +125,58 @@ struct ferry_pkt {
 	__u32 dst[4];
 };
 
+/*
+ * CPU steering. A FERRY_ACT_CPU rule's arg is its steering slot: the index
+ * of its CPU set in ferry_cpusets and of its row of counters. A slot stays
+ * with its rule while other rules come and go (the rule's position in the
+ * table may change, its slot does not), so its counters never move.
+ */
+#define FERRY_MAX_CPUS 64
+/* CPUMAP queue sizes ferry accepts; the kernel takes 1..16384. */
+#define FERRY_CPUMAP_QSIZE_MIN	   1
+#define FERRY_CPUMAP_QSIZE_MAX	   16384
+#define FERRY_CPUMAP_QSIZE_DEFAULT 2048
+/* Map names, for tools that look at a running classifier. */
+#define FERRY_CPUSETS_MAP_NAME	  "ferry_cpusets"
+#define FERRY_STEER_CTRS_MAP_NAME "ferry_steer_ctrs"
+
+/* The CPUs a steering rule spreads flows over, in ascending order. */
+struct ferry_cpuset {
+	__u32 n; /* cpu[0..n) are live; 0: the rule drops (drop_no_cpu) */
+	__u32 cpu[FERRY_MAX_CPUS];
+};
+
+/*
+ * Per-CPU counters of one (slot, target CPU) pair, index
+ * FERRY_STEER_CTR_IDX(slot, cpu). steered and enqueue_failed are written on
+ * the RX CPU by the classifier, processed on the target CPU by the CPUMAP
+ * program; userspace sums the per-CPU copies.
+ */
+struct ferry_steer_ctr {
+	__u64 steered; /* redirected into the target CPU's CPUMAP entry */
+	__u64 enqueue_failed; /* the redirect helper refused (no entry) */
+	__u64 processed;      /* reached the CPUMAP program on the target CPU */
+};
+#define FERRY_STEER_CTR_IDX(slot, cpu) ((slot)*FERRY_MAX_CPUS + (cpu))
+#define FERRY_STEER_N_CTRS	       (FERRY_MAX_RULES * FERRY_MAX_CPUS)
+
+/*
+ * What the xdp_cpumap_enqueue tracepoint reports for a port's CPUMAP, per
+ * target CPU (index: the target CPU; per-CPU copies: the enqueuing CPU).
+ * The tracepoint does not know the rule, so drops are per (port, CPU).
+ */
+struct ferry_cpumap_ctr {
+	__u64 offered; /* frames flushed towards the queue, drops included */
+	__u64 drops;   /* frames the full queue refused, freed by the kernel */
+};
+
+/*
+ * The classifier hands the rule's slot to the CPUMAP program in the XDP
+ * metadata area, tagged so a frame without it is told apart.
+ */
+#define FERRY_STEER_META_TAG  0xfe570000u
+#define FERRY_STEER_META_MASK 0xffff0000u
+
 /* Generator program (bpf/ferry_gen.bpf.c) counters, one per-CPU entry. */
 struct ferry_gen_ctr {
 	__u64 frames;

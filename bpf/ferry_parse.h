@@ -327,4 +327,62 @@ static __always_inline int ferry_parse(const void *data, const void *data_end,
 	return FERRY_PARSE_OK;
 }
 
+/*
+ * Flow hash for CPU steering: the same value for both directions of a flow,
+ * so a connection's two halves meet on one CPU. The two addresses enter
+ * lower first (compared as whole addresses, so distinct host pairs never
+ * merge) and the ports as (min, max), which is what makes it symmetric;
+ * the mixing is MurmurHash3's, whose finaliser spreads nearby inputs
+ * (ports counting up) over the low bits that the CPU choice (hash % n)
+ * uses. Ports count only for TCP and UDP heads: ICMP keeps its type in
+ * sport, which differs between a request and its reply, and fragments
+ * after the first carry no ports. IPv4 leaves src/dst[1..3] zero, so one
+ * loop serves both families.
+ */
+static __always_inline __u32 ferry_hash_mix(__u32 h, __u32 v)
+{
+	v *= 0xcc9e2d51u;
+	v = (v << 15) | (v >> 17);
+	v *= 0x1b873593u;
+	h ^= v;
+	h = (h << 13) | (h >> 19);
+	return h * 5 + 0xe6546b64u;
+}
+
+static __always_inline __u32 ferry_hash_final(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+static __always_inline __u32 ferry_flow_hash(const struct ferry_pkt *pkt)
+{
+	__u32 h = pkt->l4_proto, a, b, lo, hi;
+	int i, order = 0; /* <0: src first, >0: dst first, 0: equal */
+
+	FERRY_UNROLL
+	for (i = 0; i < 4; i++) {
+		if (order == 0 && pkt->src[i] != pkt->dst[i])
+			order = pkt->src[i] < pkt->dst[i] ? -1 : 1;
+	}
+	FERRY_UNROLL
+	for (i = 0; i < 4; i++) {
+		lo = order > 0 ? pkt->dst[i] : pkt->src[i];
+		hi = order > 0 ? pkt->src[i] : pkt->dst[i];
+		h = ferry_hash_mix(h, lo);
+		h = ferry_hash_mix(h, hi);
+	}
+	if (!pkt->is_frag &&
+	    (pkt->l4_proto == IPPROTO_TCP || pkt->l4_proto == IPPROTO_UDP)) {
+		a = pkt->sport;
+		b = pkt->dport;
+		h = ferry_hash_mix(h, a < b ? (a << 16 | b) : (b << 16 | a));
+	}
+	return ferry_hash_final(h);
+}
+
 #endif /* FERRY_PARSE_H */

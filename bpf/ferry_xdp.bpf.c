@@ -43,13 +43,40 @@ struct {
 	__type(value, struct ferry_verdict_ctr);
 } ferry_verdicts SEC(".maps");
 
-/* Reserved for CPU steering; FERRY_ACT_CPU redirects to entry rule.arg. */
+/* CPU steering: one entry per target CPU, shared by the port's rules. */
 struct {
 	__uint(type, BPF_MAP_TYPE_CPUMAP);
-	__uint(max_entries, 64);
+	__uint(max_entries, FERRY_MAX_CPUS);
 	__type(key, __u32);
 	__type(value, struct bpf_cpumap_val);
 } cpu_map SEC(".maps");
+
+/* A FERRY_ACT_CPU rule's CPU set, indexed by its slot (rule.arg). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FERRY_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct ferry_cpuset);
+} ferry_cpusets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FERRY_STEER_N_CTRS);
+	__type(key, __u32);
+	__type(value, struct ferry_steer_ctr);
+} ferry_steer_ctrs SEC(".maps");
+
+/* Per target CPU, from the xdp_cpumap_enqueue tracepoint. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FERRY_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct ferry_cpumap_ctr);
+} ferry_cpumap_ctrs SEC(".maps");
+
+/* Id of this object's cpu_map, written by the daemon after load: the
+ * tracepoint fires for every CPUMAP on the host. */
+__u32 ferry_cpu_map_id;
 
 static __always_inline void count(__u32 reason, __u64 bytes)
 {
@@ -159,6 +186,59 @@ static __always_inline int is_ndp(const struct ferry_pkt *pkt)
 	       pkt->sport <= FERRY_NDP_LAST;
 }
 
+/*
+ * Sends the frame to the CPU its flow hashes to among the rule's CPU set,
+ * with the rule's slot in the metadata area for the CPUMAP program.
+ */
+static __always_inline int
+steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
+{
+	const struct ferry_cpuset *set;
+	struct ferry_steer_ctr *ctr;
+	__u32 i, cpu, idx, *meta;
+	void *data;
+
+	set = bpf_map_lookup_elem(&ferry_cpusets, &slot);
+	if (!set || set->n == 0 || set->n > FERRY_MAX_CPUS ||
+	    slot >= FERRY_MAX_RULES) {
+		count(FERRY_R_DROP_NO_CPU, bytes);
+		return XDP_DROP;
+	}
+	i = ferry_flow_hash(pkt) % set->n;
+	/* clang knows i < n <= FERRY_MAX_CPUS and drops a plain bound
+	 * check; the verifier does not know it, so hide i from clang. */
+	asm volatile("" : "+r"(i));
+	if (i >= FERRY_MAX_CPUS) {
+		count(FERRY_R_DROP_NO_CPU, bytes);
+		return XDP_DROP;
+	}
+	cpu = set->cpu[i] & (FERRY_MAX_CPUS - 1);
+	idx = FERRY_STEER_CTR_IDX(slot, cpu);
+	ctr = bpf_map_lookup_elem(&ferry_steer_ctrs, &idx);
+
+	/* Without headroom for metadata the frame still goes; the remote
+	 * CPU then cannot attribute it, and `processed` undercounts. */
+	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32))) {
+		meta = (void *)(long)ctx->data_meta;
+		data = (void *)(long)ctx->data;
+		if ((void *)(meta + 1) <= data)
+			*meta = FERRY_STEER_META_TAG | slot;
+	}
+	/* Flags 0: a missing CPU entry makes the helper return
+	 * XDP_ABORTED; we count and drop rather than abort. A full queue
+	 * is only found at flush time: see ferry_cpumap_enqueue below. */
+	if (bpf_redirect_map(&cpu_map, cpu, 0) != XDP_REDIRECT) {
+		if (ctr)
+			ctr->enqueue_failed++;
+		count(FERRY_R_DROP_NO_CPU, bytes);
+		return XDP_DROP;
+	}
+	if (ctr)
+		ctr->steered++;
+	count(FERRY_R_CPU_REDIRECT, bytes);
+	return XDP_REDIRECT;
+}
+
 SEC("xdp")
 int ferry_xdp(struct xdp_md *ctx)
 {
@@ -224,20 +304,62 @@ int ferry_xdp(struct xdp_md *ctx)
 		count(FERRY_R_DROP_RULE, bytes);
 		return XDP_DROP;
 	case FERRY_ACT_CPU:
-		/* Flags 0: a missing CPU entry makes the helper return
-		 * XDP_ABORTED; we count and drop rather than abort. */
-		if (bpf_redirect_map(&cpu_map, arg, 0) != XDP_REDIRECT) {
-			count(FERRY_R_DROP_NO_CPU, bytes);
-			return XDP_DROP;
-		}
-		count(FERRY_R_CPU_REDIRECT, bytes);
-		return XDP_REDIRECT;
+		return steer(ctx, &pkt, arg, bytes);
 	default:
 		/* FERRY_ACT_PASS, and any action this program predates. */
 		count(matched ? FERRY_R_PASS_RULE : FERRY_R_PASS_NO_RULE,
 		      bytes);
 		return XDP_PASS;
 	}
+}
+
+/*
+ * Second stage, on the target CPU, before the kernel builds the skb: counts
+ * what arrived per (rule slot, CPU) and hands the frame to the stack.
+ */
+SEC("xdp/cpumap")
+int ferry_cpumap(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	__u32 *meta = (void *)(long)ctx->data_meta;
+	struct ferry_steer_ctr *ctr;
+	__u32 slot, idx;
+
+	if ((void *)(meta + 1) > data)
+		return XDP_PASS;
+	if ((*meta & FERRY_STEER_META_MASK) != FERRY_STEER_META_TAG)
+		return XDP_PASS;
+	slot = *meta & ~FERRY_STEER_META_MASK;
+	if (slot >= FERRY_MAX_RULES)
+		return XDP_PASS;
+	idx = FERRY_STEER_CTR_IDX(slot, bpf_get_smp_processor_id() &
+						(FERRY_MAX_CPUS - 1));
+	ctr = bpf_map_lookup_elem(&ferry_steer_ctrs, &idx);
+	if (ctr)
+		ctr->processed++;
+	return XDP_PASS;
+}
+
+/*
+ * trace_xdp_cpumap_enqueue(map_id, processed, drops, to_cpu) fires once per
+ * bulk flush into a CPU's queue; `drops` are the frames the full ptr_ring
+ * refused, which the kernel frees without any other counter. A tp_btf
+ * program gets the tracepoint's arguments as an array of u64.
+ */
+SEC("tp_btf/xdp_cpumap_enqueue")
+int ferry_cpumap_enqueue(__u64 *ctx)
+{
+	__u32 map_id = (__u32)ctx[0], to_cpu = (__u32)ctx[3];
+	struct ferry_cpumap_ctr *c;
+
+	if (map_id != ferry_cpu_map_id || to_cpu >= FERRY_MAX_CPUS)
+		return 0;
+	c = bpf_map_lookup_elem(&ferry_cpumap_ctrs, &to_cpu);
+	if (c) {
+		c->offered += (__u32)ctx[1];
+		c->drops += (__u32)ctx[2];
+	}
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

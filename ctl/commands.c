@@ -4,6 +4,7 @@
  * checks all of its arguments before it calls into the dataplane, which
  * checks the rest (names, interfaces, queues) before it changes anything.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "commands.h"
 #include "ferry.h"
 #include "server.h"
+#include "steer.h"
 
 #define CTX(c) ((struct ferryd_ctx *)(c))
 #define F(c)   (CTX(c)->f)
@@ -154,6 +156,17 @@ static int kw_busy_poll(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static const char *const default_words[] = {"xsk", "pass", NULL};
+
+static int kw_default(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, default_words, &m, "default", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->default_pass = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -170,6 +183,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"mode", kw_mode, &pp},
 		{"xdp", kw_xdp, &pp},
 		{"busy-poll", kw_busy_poll, &pp},
+		{"default", kw_default, &pp},
 	};
 	int rc;
 
@@ -178,7 +192,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			err, EINVAL,
 			"usage: port add NAME dev IFNAME [queues N|A-B] "
 			"[mode auto|zc|copy] [xdp native|generic] "
-			"[busy-poll on|off]");
+			"[busy-poll on|off] [default xsk|pass]");
 	pp.name = argv[0];
 	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
 			  NULL, err);
@@ -255,6 +269,182 @@ static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
 	return rc ? rc
 		  : ferry_app_set(F(ctx), argv[0], FERRY_APP_DROP, NULL,
 				  err->msg, sizeof(err->msg));
+}
+
+/* ----------------------------------------------------------- steering */
+
+#define STEER_USAGE                                                            \
+	"usage: steer add NAME port PORT match [proto tcp|udp|any] "           \
+	"[dst PREFIX] [dport N|N-M] to cpus CPULIST [qsize N]"
+
+static const char *const proto_words[] = {"any", "tcp", "udp", NULL};
+static const uint8_t proto_nums[] = {0, IPPROTO_TCP, IPPROTO_UDP};
+
+static int kw_steer_port(const char *val, void *dst, struct ctl_err *err)
+{
+	((struct ferry_steer_params *)dst)->port = val;
+	return 0;
+}
+
+static int kw_proto(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, proto_words, &m, "proto", err);
+
+	if (!rc)
+		((struct ferry_steer_params *)dst)->match.l4_proto =
+			proto_nums[m];
+	return rc;
+}
+
+/* "192.0.2.0/24", "2001:db8::/32"; no length: a host. */
+static int kw_dst(const char *val, void *dst, struct ctl_err *err)
+{
+	struct ferry_rule *m = &((struct ferry_steer_params *)dst)->match;
+	const char *slash = strchr(val, '/');
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t plen;
+	int rc, max;
+
+	if (snprintf(addr, sizeof(addr), "%.*s",
+		     (int)(slash ? (size_t)(slash - val) : strlen(val)),
+		     val) >= (int)sizeof(addr))
+		return ctl_errf(err, EINVAL, "dst: bad prefix '%s'", val);
+	memset(m->dst, 0, sizeof(m->dst));
+	if (inet_pton(AF_INET, addr, m->dst) == 1) {
+		m->family = 4;
+		max = 32;
+	} else if (inet_pton(AF_INET6, addr, m->dst) == 1) {
+		m->family = 6;
+		max = 128;
+	} else {
+		return ctl_errf(err, EINVAL,
+				"dst: '%s' is not an IPv4 or IPv6 address",
+				addr);
+	}
+	plen = (uint64_t)max;
+	if (slash) {
+		rc = ctl_parse_u64(slash + 1, 1, (uint64_t)max, &plen,
+				   "dst prefix length", err);
+		if (rc)
+			return rc;
+	}
+	m->dst_plen = (uint8_t)plen;
+	return 0;
+}
+
+static int kw_dport(const char *val, void *dst, struct ctl_err *err)
+{
+	struct ferry_rule *m = &((struct ferry_steer_params *)dst)->match;
+	const char *dash = strchr(val, '-');
+	char first[16];
+	uint64_t a, b;
+	int rc;
+
+	if (!dash) {
+		rc = ctl_parse_u64(val, 1, 65535, &a, "dport", err);
+		b = a;
+	} else {
+		snprintf(first, sizeof(first), "%.*s", (int)(dash - val), val);
+		rc = ctl_parse_u64(first, 1, 65535, &a, "dport", err);
+		if (!rc)
+			rc = ctl_parse_u64(dash + 1, a, 65535, &b, "dport",
+					   err);
+	}
+	if (rc)
+		return rc;
+	m->dport_lo = (uint16_t)a;
+	m->dport_hi = (uint16_t)b;
+	return 0;
+}
+
+static int kw_cpus(const char *val, void *dst, struct ctl_err *err)
+{
+	return ctl_parse_list(val, &((struct ferry_steer_params *)dst)->cpus,
+			      "cpus", err);
+}
+
+static int kw_qsize(const char *val, void *dst, struct ctl_err *err)
+{
+	uint64_t v;
+	int rc = ctl_parse_u64(val, FERRY_CPUMAP_QSIZE_MIN,
+			       FERRY_CPUMAP_QSIZE_MAX, &v, "qsize", err);
+
+	if (!rc)
+		((struct ferry_steer_params *)dst)->qsize = (uint32_t)v;
+	return rc;
+}
+
+static int cmd_steer_add(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
+{
+	struct ferry_steer_params sp = {.qsize = FERRY_CPUMAP_QSIZE_DEFAULT};
+	const struct ctl_kw kw[] = {
+		{"port", kw_steer_port, &sp}, {"proto", kw_proto, &sp},
+		{"dst", kw_dst, &sp},	      {"dport", kw_dport, &sp},
+		{"cpus", kw_cpus, &sp},	      {"qsize", kw_qsize, &sp},
+	};
+	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
+	char *words[CTL_MAX_ARGS];
+	int i, n = 0, rc, match = -1, to = -1;
+
+	if (argc < 1)
+		return ctl_errf(err, EINVAL, STEER_USAGE);
+	sp.name = argv[0];
+	/* The grammar's fixed words: "match" before the match fields, "to"
+	 * before "cpus". Drop them and parse the rest as keywords. */
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "match") && match < 0) {
+			match = n;
+			continue;
+		}
+		if (!strcmp(argv[i], "to") && to < 0) {
+			to = n;
+			if (i + 1 >= argc || strcmp(argv[i + 1], "cpus"))
+				return ctl_errf(err, EINVAL,
+						"'to' must be followed by "
+						"'cpus CPULIST'; " STEER_USAGE);
+			continue;
+		}
+		words[n++] = argv[i];
+	}
+	if (match < 0 || to < 0 || to < match)
+		return ctl_errf(err, EINVAL, STEER_USAGE);
+	rc = ctl_parse_kw(n, words, kw, sizeof(kw) / sizeof(kw[0]), seen, err);
+	if (rc)
+		return rc;
+	if (!seen[0])
+		return ctl_errf(err, EINVAL,
+				"steer add: 'port PORT' is required");
+	if (!seen[4])
+		return ctl_errf(err, EINVAL,
+				"steer add: 'to cpus CPULIST' is required");
+	rc = ferry_steer_add(F(ctx), &sp, err->msg, sizeof(err->msg));
+	if (rc)
+		return rc;
+	*data = ferry_steer_show(F(ctx), sp.name, err->msg, sizeof(err->msg));
+	return 0;
+}
+
+static int cmd_steer_del(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
+{
+	int rc = need_args(argc, 1, 1, "steer del NAME", err);
+
+	return rc ? rc
+		  : ferry_steer_del(F(ctx), argv[0], err->msg,
+				    sizeof(err->msg));
+}
+
+static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
+			  struct ctl_err *err)
+{
+	int rc = need_args(argc, 0, 1, "steer show [NAME]", err);
+
+	if (rc)
+		return rc;
+	*data = ferry_steer_show(F(ctx), argc ? argv[0] : NULL, err->msg,
+				 sizeof(err->msg));
+	return *data ? 0 : -ENOENT;
 }
 
 /* ---------------------------------------------------------- generator */
@@ -480,9 +670,10 @@ static const struct ctl_cmd commands[] = {
 	 cmd_worker_show},
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-	 "[xdp native|generic] [busy-poll on|off]",
+	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
-	 "per queue (queues N: the first N)",
+	 "per queue (queues N: the first N; default: where frames no rule "
+	 "matches go, the queue's socket or the kernel)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",
@@ -496,6 +687,21 @@ static const struct ctl_cmd commands[] = {
 	 cmd_reflect},
 	{"drop", "PORT", "count and drop every frame received on PORT",
 	 cmd_drop},
+	{"steer add",
+	 "NAME port PORT match [proto tcp|udp|any] [dst PREFIX] "
+	 "[dport N|N-M] to cpus CPULIST [qsize N]",
+	 "steer PORT's frames that match to the kernel stack on one of "
+	 "CPULIST, "
+	 "chosen by a symmetric flow hash (rules are per port, since each "
+	 "port has its own classifier; checked in the order added, first "
+	 "match wins; qsize: CPUMAP queue, 1-16384, default 2048)",
+	 cmd_steer_add},
+	{"steer del", "NAME",
+	 "delete a steering rule; its frames take the port's default path",
+	 cmd_steer_del},
+	{"steer show", "[NAME]",
+	 "steering rules with per-CPU steered/processed counters",
+	 cmd_steer_show},
 	{"gen start",
 	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N] "
 	 "[engine auto|live|xsk]",

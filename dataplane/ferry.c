@@ -16,6 +16,7 @@
 
 #include "ferry_int.h"
 #include "log.h"
+#include "steer.h"
 
 #define XSK_RING_SIZE 2048
 _Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
@@ -23,17 +24,6 @@ _Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
 /* Descriptors per copy-mode TX kick (the kernel's default is 32). */
 #define XSK_TX_BUDGET	 256
 #define DRAIN_TIMEOUT_MS 500
-
-__attribute__((format(printf, 4, 5))) static int
-fail(char *msg, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 uint64_t ferry_now_ns(void)
 {
@@ -117,7 +107,8 @@ static int workers_make(struct ferry *f, uint64_t mask, enum ferry_idle idle,
 
 err_workers:
 	workers_destroy(f);
-	return fail(msg, len, err, "cannot start workers: %s", strerror(-err));
+	return ferry_fail(msg, len, err, "cannot start workers: %s",
+			  strerror(-err));
 }
 
 int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
@@ -126,16 +117,18 @@ int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 	uint64_t allowed = allowed_cpus(), bad = cpumask & ~allowed;
 
 	if (!cpumask)
-		return fail(msg, len, -EINVAL, "no CPUs given");
+		return ferry_fail(msg, len, -EINVAL, "no CPUs given");
 	if (bad)
-		return fail(msg, len, -EINVAL,
-			    "CPU %d is not online or not allowed for ferryd",
-			    __builtin_ctzll(bad));
+		return ferry_fail(
+			msg, len, -EINVAL,
+			"CPU %d is not online or not allowed for ferryd",
+			__builtin_ctzll(bad));
 	if (f->n_ports)
-		return fail(msg, len, -EBUSY,
-			    "workers can change only while no ports exist "
-			    "(%d configured); delete them first",
-			    f->n_ports);
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"workers can change only while no ports exist "
+			"(%d configured); delete them first",
+			f->n_ports);
 	workers_destroy(f);
 	return workers_make(f, cpumask, idle, msg, len);
 }
@@ -149,7 +142,8 @@ static int workers_default(struct ferry *f, char *msg, size_t len)
 	if (f->n_workers)
 		return 0;
 	if (!allowed)
-		return fail(msg, len, -EINVAL, "no CPU available for a worker");
+		return ferry_fail(msg, len, -EINVAL,
+				  "no CPU available for a worker");
 	cpu = 63 - __builtin_clzll(allowed);
 	log_info("no workers configured: starting one on CPU %d", cpu);
 	return workers_make(f, 1ull << cpu, f->idle, msg, len);
@@ -183,6 +177,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 
 static void port_free(struct ferry_port *p)
 {
+	ferry_steer_port_free(p);
 	free(p->pq);
 	free(p);
 }
@@ -211,31 +206,36 @@ static int xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 {
 	switch (err) {
 	case -EOPNOTSUPP:
-		return fail(msg, len, err,
-			    "zero-copy is not supported on %s (driver %s%s); "
-			    "use 'mode auto' or 'mode copy'",
-			    p->ifname, p->driver,
-			    p->profile->zerocopy ? "" : ": copy mode only");
+		return ferry_fail(
+			msg, len, err,
+			"zero-copy is not supported on %s (driver %s%s); "
+			"use 'mode auto' or 'mode copy'",
+			p->ifname, p->driver,
+			p->profile->zerocopy ? "" : ": copy mode only");
 	case -EINVAL:
-		return fail(msg, len, err,
-			    "%s queue %u: mode %s clashes with the mode of the "
-			    "worker's shared UMEM (set by its first port)",
-			    p->ifname, queue,
-			    p->mode_req == FERRY_XSK_ZC ? "zc" : "copy");
+		return ferry_fail(
+			msg, len, err,
+			"%s queue %u: mode %s clashes with the mode of the "
+			"worker's shared UMEM (set by its first port)",
+			p->ifname, queue,
+			p->mode_req == FERRY_XSK_ZC ? "zc" : "copy");
 	case -EBUSY:
-		return fail(msg, len, err,
-			    "%s queue %u is already bound by another AF_XDP "
-			    "socket",
-			    p->ifname, queue);
+		return ferry_fail(
+			msg, len, err,
+			"%s queue %u is already bound by another AF_XDP "
+			"socket",
+			p->ifname, queue);
 	case -EPROTONOSUPPORT:
-		return fail(msg, len, -EOPNOTSUPP,
-			    "busy-poll needs a socket with a NAPI id, and %s "
-			    "queue %u is in copy mode (since Linux 6.13 only a "
-			    "zero-copy bind gets one); drop 'busy-poll on'",
-			    p->ifname, queue);
+		return ferry_fail(
+			msg, len, -EOPNOTSUPP,
+			"busy-poll needs a socket with a NAPI id, and %s "
+			"queue %u is in copy mode (since Linux 6.13 only a "
+			"zero-copy bind gets one); drop 'busy-poll on'",
+			p->ifname, queue);
 	default:
-		return fail(msg, len, err, "%s queue %u: AF_XDP socket: %s",
-			    p->ifname, queue, strerror(-err));
+		return ferry_fail(msg, len, err,
+				  "%s queue %u: AF_XDP socket: %s", p->ifname,
+				  queue, strerror(-err));
 	}
 }
 
@@ -274,8 +274,8 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		}
 		err = ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd);
 		if (err) {
-			fail(msg, len, err, "XSKMAP insert: %s",
-			     strerror(-err));
+			ferry_fail(msg, len, err, "XSKMAP insert: %s",
+				   strerror(-err));
 			goto err_close;
 		}
 	}
@@ -300,27 +300,30 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	int i, err;
 
 	if (!name_ok(pp->name))
-		return fail(msg, len, -EINVAL,
-			    "bad port name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
-			    pp->name, FERRY_NAME_MAX - 1);
+		return ferry_fail(
+			msg, len, -EINVAL,
+			"bad port name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
+			pp->name, FERRY_NAME_MAX - 1);
 	if (ferry_port_find(f, pp->name))
-		return fail(msg, len, -EEXIST, "port %s exists", pp->name);
+		return ferry_fail(msg, len, -EEXIST, "port %s exists",
+				  pp->name);
 	if (f->n_ports >= FERRY_MAX_PORTS)
-		return fail(msg, len, -ENOSPC, "at most %d ports",
-			    FERRY_MAX_PORTS);
+		return ferry_fail(msg, len, -ENOSPC, "at most %d ports",
+				  FERRY_MAX_PORTS);
 	if (strlen(pp->ifname) >= IF_NAMESIZE ||
 	    ferry_ifinfo_get(pp->ifname, &ifi))
-		return fail(msg, len, -ENODEV, "no interface '%s' here",
-			    pp->ifname);
+		return ferry_fail(msg, len, -ENODEV, "no interface '%s' here",
+				  pp->ifname);
 	for (i = 0; i < f->n_ports; i++)
 		if (f->ports[i]->ifindex == ifi.ifindex)
-			return fail(msg, len, -EEXIST,
-				    "interface %s is already port %s",
-				    pp->ifname, f->ports[i]->name);
+			return ferry_fail(msg, len, -EEXIST,
+					  "interface %s is already port %s",
+					  pp->ifname, f->ports[i]->name);
 	if (pp->queues_given &&
 	    (!pp->n_queues || pp->q_first + pp->n_queues > ifi.n_rxq))
-		return fail(msg, len, -ERANGE, "%s has %u RX queue(s) (0-%u)",
-			    pp->ifname, ifi.n_rxq, ifi.n_rxq - 1);
+		return ferry_fail(msg, len, -ERANGE,
+				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
+				  ifi.n_rxq, ifi.n_rxq - 1);
 	err = workers_default(f, msg, len);
 	if (err)
 		return err;
@@ -342,6 +345,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	p->mode_req = pp->mode;
 	p->xdp_generic = pp->xdp_generic;
 	p->busy_poll = pp->busy_poll;
+	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);
@@ -405,10 +409,10 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	int i, j;
 
 	if (!p)
-		return fail(msg, len, -ENOENT, "no port %s", name);
+		return ferry_fail(msg, len, -ENOENT, "no port %s", name);
 	for (i = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p && f->ports[i]->peer == p)
-			return fail(
+			return ferry_fail(
 				msg, len, -EBUSY,
 				"port %s is the egress of 'xconnect %s %s'; "
 				"delete that first",
@@ -448,11 +452,12 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	uint32_t i, missing = 0;
 
 	if (!p)
-		return fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
 	if (app == FERRY_APP_XCONNECT) {
 		peer = ferry_port_find(f, peer_name);
 		if (!peer)
-			return fail(msg, len, -ENOENT, "no port %s", peer_name);
+			return ferry_fail(msg, len, -ENOENT, "no port %s",
+					  peer_name);
 	}
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;
@@ -484,9 +489,10 @@ int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
 	if (p->app != FERRY_APP_XCONNECT)
-		return fail(msg, len, -ENOENT, "port %s has no xconnect", port);
+		return ferry_fail(msg, len, -ENOENT, "port %s has no xconnect",
+				  port);
 	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
 }
 
@@ -498,11 +504,12 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
 	if (p->gen && ferry_gen_running(p->gen))
-		return fail(msg, len, -EBUSY,
-			    "a generator is running on %s; 'gen stop %s' first",
-			    port, port);
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"a generator is running on %s; 'gen stop %s' first",
+			port, port);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	p->gen_prev = 0;
@@ -527,9 +534,10 @@ int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
 	if (!p->gen)
-		return fail(msg, len, -ENOENT, "no generator on %s", port);
+		return ferry_fail(msg, len, -ENOENT, "no generator on %s",
+				  port);
 	/* The object stays: its counters are readable until the next start. */
 	ferry_gen_stop(p->gen);
 	log_info("gen %s: stopped after %llu frames", port,

@@ -41,6 +41,7 @@ struct ferry_port_params {
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
 	bool busy_poll;
+	bool default_pass; /* unmatched frames to the kernel, not the XSK */
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len);

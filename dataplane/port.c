@@ -16,18 +16,6 @@
 #include "log.h"
 #include "port.h"
 
-/* Formats msg and returns err, so a failing step reads as one statement. */
-__attribute__((format(printf, 4, 5))) static int
-fail(char *msg, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
 {
 	char path[128];
@@ -192,11 +180,49 @@ static int xdp_owner_get(int ifindex, struct xdp_owner *o)
 
 /* ------------------------------------------------------- load / attach */
 
+static uint32_t map_id(int fd)
+{
+	struct bpf_map_info mi = {0};
+	uint32_t len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
+}
+
+/* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
+ * program, attached at once (it only counts, it changes no frame). */
+static int skel_load(struct ferry_port *p, bool with_tp)
+{
+	int err;
+
+	p->skel = ferry_xdp_bpf__open();
+	if (!p->skel)
+		return -errno;
+	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	err = ferry_xdp_bpf__load(p->skel);
+	if (err)
+		goto err_skel;
+	if (!with_tp)
+		return 0;
+	p->skel->bss->ferry_cpu_map_id =
+		map_id(bpf_map__fd(p->skel->maps.cpu_map));
+	p->cpumap_tp = bpf_program__attach(p->skel->progs.ferry_cpumap_enqueue);
+	if (!p->cpumap_tp) {
+		err = -errno;
+		goto err_skel;
+	}
+	return 0;
+
+err_skel:
+	ferry_xdp_bpf__destroy(p->skel);
+	p->skel = NULL;
+	return err;
+}
+
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 {
 	struct ferry_xdp_cfg cfg = {
 		.n_rules = 0,
-		.default_action = FERRY_ACT_XSK,
+		.default_action = p->default_action,
 		.pass_arp_ndp = 1,
 		.owner_pid = (uint32_t)getpid(),
 	};
@@ -206,44 +232,47 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 
 	err = xdp_owner_get(p->ifindex, &o);
 	if (err)
-		return fail(msg, len, err, "%s: cannot query XDP: %s",
-			    p->ifname, strerror(-err));
+		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+				  p->ifname, strerror(-err));
 	if (o.prog_id && !o.is_ferry)
-		return fail(msg, len, -EBUSY,
-			    "%s already has XDP program '%s' (id %u) that "
-			    "ferry did not load; remove it first "
-			    "(ip link set dev %s xdp off)",
-			    p->ifname, o.name, o.prog_id, p->ifname);
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"%s already has XDP program '%s' (id %u) that "
+			"ferry did not load; remove it first "
+			"(ip link set dev %s xdp off)",
+			p->ifname, o.name, o.prog_id, p->ifname);
 	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
-		return fail(msg, len, -EBUSY, "%s is driven by ferryd pid %u",
-			    p->ifname, o.owner_pid);
+		return ferry_fail(msg, len, -EBUSY,
+				  "%s is driven by ferryd pid %u", p->ifname,
+				  o.owner_pid);
 
-	p->skel = ferry_xdp_bpf__open();
-	if (!p->skel) {
-		err = -errno;
-		return fail(msg, len, err, "cannot open the XDP classifier: %s",
-			    strerror(-err));
-	}
-	err = ferry_xdp_bpf__load(p->skel);
+	err = skel_load(p, true);
 	if (err) {
-		fail(msg, len, err, "cannot load the XDP classifier: %s",
-		     strerror(-err));
-		goto err_skel;
+		/* The enqueue tracepoint is an extra, not a requirement: a
+		 * kernel without it or without BTF still gets steering. */
+		int tp_err = err;
+
+		err = skel_load(p, false);
+		if (!err)
+			log_warn("port %s: xdp_cpumap_enqueue tracepoint "
+				 "unavailable (%s); CPUMAP enqueue drops are "
+				 "not counted",
+				 p->name, strerror(-tp_err));
 	}
+	if (err)
+		return ferry_fail(msg, len, err,
+				  "cannot load the XDP classifier: %s",
+				  strerror(-err));
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
 				  &cfg, 0);
 	if (err) {
 		err = -errno;
-		fail(msg, len, err, "cannot configure the classifier: %s",
-		     strerror(-err));
-		goto err_skel;
+		ferry_fail(msg, len, err, "cannot configure the classifier: %s",
+			   strerror(-err));
+		ferry_port_xdp_unload(p);
+		return err;
 	}
 	return 0;
-
-err_skel:
-	ferry_xdp_bpf__destroy(p->skel);
-	p->skel = NULL;
-	return err;
 }
 
 int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd)
@@ -275,13 +304,13 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 	/* Look again: the interface may have changed since the load. */
 	err = xdp_owner_get(p->ifindex, &o);
 	if (err)
-		return fail(msg, len, err, "%s: cannot query XDP: %s",
-			    p->ifname, strerror(-err));
+		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+				  p->ifname, strerror(-err));
 	if (o.prog_id && (!o.is_ferry || pid_is_live_ferryd(o.owner_pid)))
-		return fail(msg, len, -EBUSY,
-			    "%s: XDP program '%s' (id %u) appeared; "
-			    "not replacing it",
-			    p->ifname, o.name, o.prog_id);
+		return ferry_fail(msg, len, -EBUSY,
+				  "%s: XDP program '%s' (id %u) appeared; "
+				  "not replacing it",
+				  p->ifname, o.name, o.prog_id);
 
 	if (o.prog_id) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
@@ -289,8 +318,9 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 		old_fd = bpf_prog_get_fd_by_id(o.prog_id);
 		if (old_fd < 0) {
 			err = -errno;
-			return fail(msg, len, err, "%s: stale program: %s",
-				    p->ifname, strerror(-err));
+			return ferry_fail(msg, len, err,
+					  "%s: stale program: %s", p->ifname,
+					  strerror(-err));
 		}
 		opts.old_prog_fd = old_fd;
 		if (o.attach_flags == mode) {
@@ -316,10 +346,10 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 				     mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	}
 	if (err)
-		return fail(msg, len, err,
-			    "%s: cannot attach XDP in %s mode: %s", p->ifname,
-			    p->xdp_generic ? "generic" : "native",
-			    strerror(-err));
+		return ferry_fail(
+			msg, len, err, "%s: cannot attach XDP in %s mode: %s",
+			p->ifname, p->xdp_generic ? "generic" : "native",
+			strerror(-err));
 	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &ilen))
 		p->prog_id = info.id;
 	return 0;
@@ -346,6 +376,8 @@ void ferry_port_xdp_detach(struct ferry_port *p)
 
 void ferry_port_xdp_unload(struct ferry_port *p)
 {
+	bpf_link__destroy(p->cpumap_tp);
+	p->cpumap_tp = NULL;
 	ferry_xdp_bpf__destroy(p->skel);
 	p->skel = NULL;
 }

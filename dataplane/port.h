@@ -25,6 +25,8 @@
 #define FERRY_NAME_MAX 32
 
 struct ferry_xdp_bpf; /* skeleton */
+struct bpf_link;
+struct ferry_steer_table;
 
 struct ferry_port {
 	/* identity */
@@ -41,6 +43,7 @@ struct ferry_port {
 	enum ferry_xsk_mode mode_req;
 	bool xdp_generic;
 	bool busy_poll;
+	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
 	/* state */
@@ -50,7 +53,9 @@ struct ferry_port {
 	bool replaced_stale; /* took over from a killed ferryd */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
-	struct ferry_pq *pq; /* n_queues of them */
+	struct bpf_link *cpumap_tp;	 /* NULL: enqueue drops not measured */
+	struct ferry_steer_table *steer; /* NULL until the first steer rule */
+	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
 	struct ferry_gen *gen; /* generator sending out of this port */
 	uint64_t gen_prev;     /* sampler: generator frames at the last tick */

@@ -11,6 +11,7 @@
 
 #include "ferry_int.h"
 #include "log.h"
+#include "steer.h"
 
 static const char *const reason_names[] = {
 #define REASON_NAME(id, name) [FERRY_R_##id] = name,
@@ -77,6 +78,14 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "need_wakeup", json_true());
 	json_object_set_new(o, "busy_poll", json_boolean(p->busy_poll));
 	json_object_set_new(o, "app", json_string(app));
+	json_object_set_new(o, "default",
+			    json_string(p->default_action == FERRY_ACT_PASS
+						? "pass"
+						: "xsk"));
+	json_object_set_new(o, "steer_rules",
+			    json_integer(p->steer ? p->steer->n : 0));
+	json_object_set_new(o, "cpumap_enqueue_drops_measured",
+			    json_boolean(p->cpumap_tp != NULL));
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
@@ -291,6 +300,11 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 	json_object_set_new(o, "ports", ports);
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "gen", gens);
+	if (worker < 0) {
+		json_object_set_new(o, "steer", ferry_steer_stats(f, port));
+		json_object_set_new(o, "cpumap",
+				    ferry_steer_cpumap_stats(f, port));
+	}
 	return o;
 }
 
@@ -315,6 +329,7 @@ void ferry_stats_reset(struct ferry *f)
 				ferry_xsk_stats(pq->xsk, &pq->xbase);
 		}
 		ferry_port_verdicts(p, p->verdict_base);
+		ferry_steer_reset(p);
 	}
 	for (i = 0; i < f->n_workers; i++) {
 		struct ferry_worker *w = f->workers[i];
@@ -450,6 +465,60 @@ static void family(struct sbuf *b, const char *name, const char *help)
 	sb_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
 }
 
+/* One rule counter per (port, rule, CPU); `field` names the member. */
+#define STEER_FAMILIES(X)                                                      \
+	X(steered, "frames a steering rule sent into a CPU's CPUMAP queue")    \
+	X(processed, "steered frames that reached their target CPU")           \
+	X(redirect_failed, "steered frames dropped: no CPUMAP entry")
+
+static void steer_metrics(struct ferry *f, struct sbuf *b)
+{
+	struct ferry_steer_cpu_view v[FERRY_MAX_CPUS];
+	struct ferry_cpumap_ctr cm[FERRY_MAX_CPUS];
+	int i;
+	uint32_t j, cpu;
+
+#define STEER_FAMILY(field, help)                                              \
+	family(b, "ferry_steer_" #field "_total", help);                       \
+	for (i = 0; i < f->n_ports; i++) {                                     \
+		const struct ferry_port *p = f->ports[i];                      \
+		for (j = 0; p->steer && j < p->steer->n; j++) {                \
+			const struct ferry_steer_rule *r =                     \
+				&p->steer->rules[j];                           \
+			ferry_steer_read(p, r, v);                             \
+			for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)             \
+				if (r->cpus & (1ull << cpu))                   \
+					sb_printf(b,                           \
+						  "ferry_steer_" #field        \
+						  "_total{port=\"%s\","        \
+						  "rule=\"%s\",cpu=\"%u\"} "   \
+						  "%llu\n",                    \
+						  p->name, r->name, cpu,       \
+						  (unsigned long long)v[cpu]   \
+							  .field);             \
+		}                                                              \
+	}
+	STEER_FAMILIES(STEER_FAMILY)
+#undef STEER_FAMILY
+
+	family(b, "ferry_cpumap_enqueue_drops_total",
+	       "frames a full CPUMAP queue refused, per port and target CPU "
+	       "(the kernel reports no rule)");
+	for (i = 0; i < f->n_ports; i++) {
+		const struct ferry_port *p = f->ports[i];
+
+		if (!p->steer || ferry_steer_cpumap_read(p, cm))
+			continue;
+		for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
+			if (p->steer->cpumap_qsize[cpu] || cm[cpu].drops)
+				sb_printf(b,
+					  "ferry_cpumap_enqueue_drops_total{"
+					  "port=\"%s\",cpu=\"%u\"} %llu\n",
+					  p->name, cpu,
+					  (unsigned long long)cm[cpu].drops);
+	}
+}
+
 char *ferry_metrics(struct ferry *f)
 {
 	struct sbuf b = {0};
@@ -517,6 +586,8 @@ char *ferry_metrics(struct ferry *f)
 						       p->verdict_base[r]));
 	}
 
+	steer_metrics(f, &b);
+
 #define W_FAMILY(ctr)                                                          \
 	family(&b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr); \
 	for (i = 0; i < f->n_workers; i++)                                     \
@@ -552,6 +623,33 @@ static void cpulist(struct sbuf *b, uint64_t mask)
 	}
 }
 
+/* A port's steering rules in table order, so a reload keeps the order. */
+static void steer_config(struct sbuf *b, const struct ferry_port *p)
+{
+	char dst[64];
+	uint32_t j;
+
+	for (j = 0; p->steer && j < p->steer->n; j++) {
+		const struct ferry_steer_rule *r = &p->steer->rules[j];
+
+		sb_printf(b, "steer add %s port %s match", r->name, p->name);
+		if (r->match.l4_proto)
+			sb_printf(b, " proto %s",
+				  ferry_steer_proto_name(r->match.l4_proto));
+		ferry_steer_dst_text(&r->match, dst, sizeof(dst));
+		if (dst[0])
+			sb_printf(b, " dst %s", dst);
+		if (r->match.dport_lo == r->match.dport_hi && r->match.dport_lo)
+			sb_printf(b, " dport %u", r->match.dport_lo);
+		else if (r->match.dport_lo || r->match.dport_hi)
+			sb_printf(b, " dport %u-%u", r->match.dport_lo,
+				  r->match.dport_hi);
+		sb_printf(b, " to cpus ");
+		cpulist(b, r->cpus);
+		sb_printf(b, " qsize %u\n", r->qsize);
+	}
+}
+
 char *ferry_config_text(struct ferry *f)
 {
 	struct sbuf b = {0};
@@ -567,13 +665,16 @@ char *ferry_config_text(struct ferry *f)
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];
 
-		sb_printf(&b,
-			  "port add %s dev %s queues %u-%u mode %s xdp %s%s\n",
-			  p->name, p->ifname, p->q_first,
-			  p->q_first + p->n_queues - 1,
-			  mode_req_names[p->mode_req],
-			  p->xdp_generic ? "generic" : "native",
-			  p->busy_poll ? " busy-poll on" : "");
+		sb_printf(
+			&b,
+			"port add %s dev %s queues %u-%u mode %s xdp %s%s%s\n",
+			p->name, p->ifname, p->q_first,
+			p->q_first + p->n_queues - 1,
+			mode_req_names[p->mode_req],
+			p->xdp_generic ? "generic" : "native",
+			p->busy_poll ? " busy-poll on" : "",
+			p->default_action == FERRY_ACT_PASS ? " default pass"
+							    : "");
 	}
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];
@@ -585,6 +686,8 @@ char *ferry_config_text(struct ferry *f)
 			sb_printf(&b, "%s %s\n", ferry_app_name(p->app),
 				  p->name);
 	}
+	for (i = 0; i < f->n_ports; i++)
+		steer_config(&b, f->ports[i]);
 	if (!b.s)
 		sb_printf(&b, "%s", "");
 	return b.s;
