@@ -59,6 +59,7 @@ struct ferryd {
 struct sigwaiter {
 	sigset_t set;
 	struct ctl_server *srv;
+	int done; /* main is past serving: the wake-up is ours, not a stop */
 };
 
 /* Signals are blocked everywhere and taken here, outside any handler. */
@@ -67,7 +68,8 @@ static void *sig_main(void *arg)
 	struct sigwaiter *sw = arg;
 	int sig;
 
-	if (!sigwait(&sw->set, &sig)) {
+	if (!sigwait(&sw->set, &sig) &&
+	    !__atomic_load_n(&sw->done, __ATOMIC_ACQUIRE)) {
 		log_info("signal %d: shutting down", sig);
 		ctl_server_stop(sw->srv);
 	}
@@ -203,17 +205,22 @@ int main(int argc, char **argv)
 		log_info("metrics on %s", metrics_http_url(d.mh));
 	}
 	sw.srv = ctx->srv;
+	sw.done = 0;
 	if (pthread_create(&sig_thread, NULL, sig_main, &sw)) {
 		log_err("cannot start the signal thread");
 		rc = 1;
 		goto out_server;
 	}
-	pthread_detach(sig_thread);
 	log_info("ferryd %s ready on %s", FERRY_VERSION, sock);
 	rc = ctl_server_run(ctx->srv);
 	if (rc)
 		log_err("control socket: %s", strerror(-rc));
 	rc = rc ? 1 : 0;
+	/* The signal thread must be gone before the server it would stop:
+	 * wake it and wait. Later signals stay blocked and pending. */
+	__atomic_store_n(&sw.done, 1, __ATOMIC_RELEASE);
+	pthread_kill(sig_thread, SIGHUP);
+	pthread_join(sig_thread, NULL);
 
 out_server:
 	ctl_server_destroy(ctx->srv);

@@ -124,6 +124,13 @@ tb_cleanup() {
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	# A sanitizer report in any daemon's log fails the test, whatever it
+	# asserted (ferryd built with -Db_sanitize=address,undefined).
+	if [[ -n $TB_RUN ]] && grep -lE "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" \
+		"$TB_RUN"/*.log >/dev/null 2>&1; then
+		tb_log "sanitizer report in a daemon log"
+		((rc == 0)) && rc=1
+	fi
 	if [[ $rc -ne 0 && -n $TB_RUN ]]; then
 		for f in "$TB_RUN"/*.log; do
 			[[ -s $f ]] || continue
