@@ -8,7 +8,7 @@ bin=${1:-$(dirname "$0")/../build/bench/ring_bench}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for app in xconnect reflect; do
-	for burst in 64 8 1; do
+	for burst in 256 64 8 1; do
 		n=200000
 		valgrind --tool=callgrind --callgrind-out-file="$out" \
 			--toggle-collect=ferry_worker_poll_once \

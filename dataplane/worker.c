@@ -30,8 +30,8 @@ _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
 /* ---------------------------------------------------------------- rings */
 
 /*
- * Refill in bulk and only when at least a burst fits: small refills cost a
- * producer store and a cache miss on the kernel's side each.
+ * Refill in bulk and only when at least FERRY_FILL_BATCH fit: small refills
+ * cost a producer store and a cache miss on the kernel's side each.
  */
 static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 {
@@ -41,8 +41,8 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 	uint16_t *owner = u->owner, tag = x->fill_tag;
 	uint32_t n, idx, i;
 
-	n = xsk_prod_nb_free(&x->fq, FERRY_BURST);
-	if (n < FERRY_BURST)
+	n = xsk_prod_nb_free(&x->fq, FERRY_FILL_BATCH);
+	if (n < FERRY_FILL_BATCH)
 		return;
 	if (n > u->n_free)
 		n = u->n_free;
@@ -215,6 +215,8 @@ static uint64_t mono_ns(void)
 
 /* Debt older than this is forgiven rather than sent as a burst. */
 #define TXGEN_MAX_DEBT_NS 1000000000ull
+/* Frames a generator writes per pass, and back to back after a pause. */
+#define TXGEN_BURST 64
 
 /*
  * The AF_XDP TX generator: frames from the pool, the template written into
@@ -225,7 +227,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_txgen *g = pq->txgen;
 	struct ferry_xsk *x = pq->xsk;
 	struct ferry_umem *u = w->umem;
-	uint32_t n = FERRY_BURST, idx = 0, i;
+	uint32_t n = TXGEN_BURST, idx = 0, i;
 	uint64_t now = 0;
 
 	if (g->count && g->sent >= g->count)
@@ -244,8 +246,8 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		 * frames leave at least half an interval apart, and after a
 		 * pause at most one burst goes out back to back. Bursts
 		 * overflow the rings of whatever is downstream. */
-		if (g->pace_ns + FERRY_BURST * half < now)
-			g->pace_ns = now - FERRY_BURST * half;
+		if (g->pace_ns + TXGEN_BURST * half < now)
+			g->pace_ns = now - TXGEN_BURST * half;
 		if (now < g->next_ns || now < g->pace_ns) {
 			uint64_t at = g->next_ns > g->pace_ns ? g->next_ns
 							      : g->pace_ns;

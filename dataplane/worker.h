@@ -20,8 +20,16 @@
 #include "umem.h"
 #include "xsk.h"
 
-#define FERRY_BURST  64 /* RX descriptors gathered per socket per loop */
-#define FERRY_MAX_WQ 32 /* sockets one worker serves */
+/*
+ * RX descriptors taken per socket per pass. 256 matches the copy-mode TX
+ * budget per sendto() (XSK_TX_BUDGET), so a full burst costs one kick;
+ * measured against 64 in the forwarder-bound placement of bench/run.sh
+ * (docs/performance.md).
+ */
+#define FERRY_BURST 256
+/* Fill-ring refills wait until this many slots are free: one bulk write. */
+#define FERRY_FILL_BATCH 64
+#define FERRY_MAX_WQ	 32 /* sockets one worker serves */
 
 /* What a port does with what it receives: an X-macro, like every list. */
 #define FERRY_APPS(X)                                                          \
