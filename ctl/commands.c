@@ -65,11 +65,48 @@ static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
 
 static const char *const idle_words[] = {"busy", "poll", NULL};
 
+/*
+ * Re-applies a saved configuration, minus its `workers` line: how ports
+ * come back after the workers under them changed.
+ */
+static int replay_config(void *ctx, char *text, struct ctl_err *err)
+{
+	size_t n;
+	const struct ctl_cmd *t = ferryd_commands(&n);
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		json_t *reply;
+		char *out;
+		int rc = 0;
+
+		if (!strncmp(line, "workers", 7) || line[0] == '#')
+			continue;
+		out = ctl_execute(t, n, ctx, line, &rc);
+		if (rc) {
+			reply = out ? json_loads(out, 0, NULL) : NULL;
+			ctl_errf(err, -rc,
+				 "workers changed, but '%s' failed: %s", line,
+				 json_string_value(json_object_get(
+					 json_object_get(reply, "error"),
+					 "message"))
+					 ?: "?");
+			json_decref(reply);
+			free(out);
+			return rc;
+		}
+		free(out);
+	}
+	return 0;
+}
+
 static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 		       struct ctl_err *err)
 {
 	uint64_t mask;
 	int idle = FERRY_IDLE_BUSY, rc;
+	char *saved = NULL;
 
 	if (argc != 1 && !(argc == 3 && !strcmp(argv[1], "idle")))
 		return ctl_errf(err, EINVAL,
@@ -77,10 +114,42 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 	rc = ctl_parse_list(argv[0], &mask, "CPULIST", err);
 	if (!rc && argc == 3)
 		rc = ctl_parse_choice(argv[2], idle_words, &idle, "idle", err);
+	if (!rc)
+		rc = ferry_cpus_check(mask, err->msg, sizeof(err->msg));
 	if (rc)
 		return rc;
+	/*
+	 * Sockets belong to their worker's UMEM, so new workers mean new
+	 * sockets: the ports are drained and deleted, then added again from
+	 * the running configuration. Generators are not part of it and stop.
+	 */
+	if (ferry_port_count(F(ctx))) {
+		saved = ferry_config_text(F(ctx));
+		if (!saved)
+			return -ENOMEM;
+		rc = ferry_ports_del_all(F(ctx));
+		if (rc) {
+			free(saved);
+			return ctl_errf(err, -rc,
+					"could not delete the ports "
+					"to re-plan them (see the "
+					"log)");
+		}
+	}
 	rc = ferry_workers_set(F(ctx), mask, (enum ferry_idle)idle, err->msg,
 			       sizeof(err->msg));
+	/* Even when the new workers failed, bring the ports back (on a
+	 * default worker) rather than leave the host without them. */
+	if (saved) {
+		struct ctl_err rerr = {{0}};
+		int rrc = replay_config(ctx, saved, &rerr);
+
+		if (!rc && rrc) {
+			rc = rrc;
+			*err = rerr;
+		}
+	}
+	free(saved);
 	if (rc)
 		return rc;
 	*data = ferry_worker_show(F(ctx));
@@ -664,7 +733,8 @@ static const struct ctl_cmd commands[] = {
 	{"version", "", "ferryd and protocol version", cmd_version},
 	{"shutdown", "", "detach from every port and exit", cmd_shutdown},
 	{"workers", "CPULIST [idle busy|poll]",
-	 "one pinned polling thread per CPU (only while no ports exist)",
+	 "one pinned polling thread per CPU; existing ports are drained and "
+	 "re-added on the new workers (generators stop)",
 	 cmd_workers},
 	{"worker show", "", "workers, their CPUs, sockets and UMEM",
 	 cmd_worker_show},

@@ -111,24 +111,32 @@ err_workers:
 			  strerror(-err));
 }
 
-int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
-		      char *msg, size_t len)
+int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
 {
-	uint64_t allowed = allowed_cpus(), bad = cpumask & ~allowed;
+	uint64_t bad = cpumask & ~allowed_cpus();
 
 	if (!cpumask)
 		return ferry_fail(msg, len, -EINVAL, "no CPUs given");
 	if (bad)
-		return ferry_fail(
-			msg, len, -EINVAL,
-			"CPU %d is not online or not allowed for ferryd",
-			__builtin_ctzll(bad));
+		return ferry_fail(msg, len, -EINVAL,
+				  "CPU %d is not online or not allowed for "
+				  "ferryd",
+				  __builtin_ctzll(bad));
+	return 0;
+}
+
+int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
+		      char *msg, size_t len)
+{
+	int err = ferry_cpus_check(cpumask, msg, len);
+
+	if (err)
+		return err;
 	if (f->n_ports)
-		return ferry_fail(
-			msg, len, -EBUSY,
-			"workers can change only while no ports exist "
-			"(%d configured); delete them first",
-			f->n_ports);
+		return ferry_fail(msg, len, -EBUSY,
+				  "workers can change only while no ports "
+				  "exist (%d configured)",
+				  f->n_ports);
 	workers_destroy(f);
 	return workers_make(f, cpumask, idle, msg, len);
 }
@@ -547,16 +555,18 @@ int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
 
 /* ------------------------------------------------------------ teardown */
 
-void ferry_destroy(struct ferry *f)
+int ferry_port_count(const struct ferry *f)
+{
+	return f->n_ports;
+}
+
+int ferry_ports_del_all(struct ferry *f)
 {
 	char msg[256];
+	int i, failed = 0;
 
-	if (!f)
-		return;
 	while (f->n_ports) {
-		int i;
-
-		/* Delete ports that are nobody's egress first. */
+		/* Undo xconnects first: no port is then anybody's egress. */
 		for (i = f->n_ports - 1; i >= 0; i--) {
 			struct ferry_port *p = f->ports[i];
 
@@ -565,9 +575,20 @@ void ferry_destroy(struct ferry *f)
 					      msg, sizeof(msg));
 		}
 		if (ferry_port_del(f, f->ports[f->n_ports - 1]->name, msg,
-				   sizeof(msg)))
-			log_err("shutdown: %s", msg);
+				   sizeof(msg))) {
+			log_err("deleting ports: %s", msg);
+			failed++;
+			break;
+		}
 	}
+	return failed ? -EIO : 0;
+}
+
+void ferry_destroy(struct ferry *f)
+{
+	if (!f)
+		return;
+	ferry_ports_del_all(f);
 	workers_destroy(f);
 	free(f);
 }

@@ -29,8 +29,14 @@ struct ferry *ferry_create(void);
 /* Stops generators, deletes ports (detaching XDP), stops workers. */
 void ferry_destroy(struct ferry *f);
 
+/* 0 if every CPU in the mask is online and allowed for ferryd. */
+int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len);
+/* Replaces the workers; only while no ports exist (-EBUSY otherwise). */
 int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 		      char *msg, size_t len);
+int ferry_port_count(const struct ferry *f);
+/* Drains and deletes every port (xconnects first); 0 or -EIO. */
+int ferry_ports_del_all(struct ferry *f);
 
 struct ferry_port_params {
 	const char *name;

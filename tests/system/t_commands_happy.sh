@@ -175,7 +175,6 @@ err EINVAL save
 # taken and busy
 err EEXIST port add p0 dev "$D2"   # name taken
 err EEXIST port add p9 dev "$D0"   # interface taken
-err EBUSY workers 0                # ports exist
 err EBUSY port del p1              # the egress of p0's xconnect
 if ((ncpu < 64)); then
 	err EINVAL workers 63 # not an online CPU here
