@@ -159,11 +159,11 @@ static int workers_default(struct ferry *f, char *msg, size_t len)
 
 /* --------------------------------------------------------------- ports */
 
-static bool name_ok(const char *s)
+bool ferry_name_ok(const char *s, size_t max)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= FERRY_NAME_MAX)
+	if (!n || n >= max)
 		return false;
 	for (i = 0; i < n; i++)
 		if (!isalnum((unsigned char)s[i]) && !strchr("_.-", s[i]))
@@ -307,7 +307,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	struct ferry_port *p;
 	int i, err;
 
-	if (!name_ok(pp->name))
+	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
 		return ferry_fail(
 			msg, len, -EINVAL,
 			"bad port name '%s' (1-%d of A-Z a-z 0-9 _ . -)",

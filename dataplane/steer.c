@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -27,18 +26,6 @@
 #include "steer.h"
 
 /* ------------------------------------------------------------ helpers */
-
-static bool steer_name_ok(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (!n || n >= FERRY_STEER_NAME_MAX)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("_.-", s[i]))
-			return false;
-	return true;
-}
 
 /* Online CPUs from sysfs ("0-3,5"); the affinity mask if it is unreadable. */
 static uint64_t online_cpus(void)
@@ -210,7 +197,7 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	int ncpu = libbpf_num_possible_cpus(), bad_cpu = -1, err, e2;
 	uint32_t slot;
 
-	if (!steer_name_ok(sp->name))
+	if (!ferry_name_ok(sp->name, FERRY_STEER_NAME_MAX))
 		return ferry_fail(
 			msg, len, -EINVAL,
 			"bad rule name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
