@@ -57,7 +57,7 @@ struct ferry_port *ferry_port_find(const struct ferry *f, const char *name)
 
 /* ------------------------------------------------------------- workers */
 
-static uint64_t allowed_cpus(void)
+uint64_t ferry_allowed_cpus(void)
 {
 	uint64_t mask = 0;
 	cpu_set_t set;
@@ -113,7 +113,7 @@ err_workers:
 
 int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
 {
-	uint64_t bad = cpumask & ~allowed_cpus();
+	uint64_t bad = cpumask & ~ferry_allowed_cpus();
 
 	if (!cpumask)
 		return ferry_fail(msg, len, -EINVAL, "no CPUs given");
@@ -144,7 +144,7 @@ int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 /* With no `workers` command, one worker on the last CPU ferryd may use. */
 static int workers_default(struct ferry *f, char *msg, size_t len)
 {
-	uint64_t allowed = allowed_cpus();
+	uint64_t allowed = ferry_allowed_cpus();
 	int cpu;
 
 	if (f->n_workers)

@@ -15,7 +15,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +32,7 @@ static uint64_t online_cpus(void)
 	char buf[256], *p, *end;
 	uint64_t mask = 0;
 	unsigned long a, b, c;
-	cpu_set_t set;
 	FILE *fp;
-	int i;
 
 	fp = fopen("/sys/devices/system/cpu/online", "r");
 	if (fp && fgets(buf, sizeof(buf), fp)) {
@@ -55,14 +52,7 @@ static uint64_t online_cpus(void)
 	}
 	if (fp)
 		fclose(fp);
-	if (mask)
-		return mask;
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	for (i = 0; i < 64; i++)
-		if (CPU_ISSET(i, &set))
-			mask |= 1ull << i;
-	return mask;
+	return mask ? mask : ferry_allowed_cpus();
 }
 
 static struct ferry_steer_rule *rule_find(const struct ferry *f,
