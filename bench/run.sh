@@ -201,28 +201,26 @@ placement() {
 
 # ---- the rows ------------------------------------------------------------
 
-bench_limit() {
-	local v=() i
-	xdp_attach dut "$D0" xdp_sink_count
+# bench_xdp ROW PROG TARGET_IFINDEX NS IF: an XDP program on d0 (with its
+# DEVMAP target, if any), the rate read from the counter on NS:IF.
+bench_xdp() {
+	local row=$1 prog=$2 target=$3 ns=$4 ifn=$5 v=() i
+	xdp_attach dut "$D0" "$prog" "$target"
 	for ((i = 0; i < RUNS; i++)); do
 		gen_start
-		v+=("$(rate_of dut "$D0" sink_ctr)")
+		v+=("$(rate_of "$ns" "$ifn" sink_ctr)")
 		gen_stop
 	done
 	xdp_detach dut "$D0"
-	record limit "${v[@]}"
+	record "$row" "${v[@]}"
+}
+
+bench_limit() {
+	bench_xdp limit xdp_sink_count "" dut "$D0"
 }
 
 bench_devmap() {
-	local v=() i
-	xdp_attach dut "$D0" xdp_devmap_fwd "$(tb_ifindex dut d1)"
-	for ((i = 0; i < RUNS; i++)); do
-		gen_start
-		v+=("$(rate_of sink "$S0" sink_ctr)")
-		gen_stop
-	done
-	xdp_detach dut "$D0"
-	record devmap "${v[@]}"
+	bench_xdp devmap xdp_devmap_fwd "$(tb_ifindex dut d1)" sink "$S0"
 }
 
 bench_ferry() {

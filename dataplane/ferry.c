@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ferry_int.h"
@@ -24,14 +23,6 @@ _Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
 /* Descriptors per copy-mode TX kick (the kernel's default is 32). */
 #define XSK_TX_BUDGET	 256
 #define DRAIN_TIMEOUT_MS 500
-
-uint64_t ferry_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct ferry *ferry_create(void)
 {

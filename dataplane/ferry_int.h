@@ -24,6 +24,5 @@ struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
 uint64_t ferry_allowed_cpus(void);
 /* A name ports and steer rules may have: 1..max-1 of A-Z a-z 0-9 _ . - */
 bool ferry_name_ok(const char *s, size_t max);
-uint64_t ferry_now_ns(void);
 
 #endif /* FERRY_FERRY_INT_H */

@@ -205,7 +205,7 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 	return n;
 }
 
-static uint64_t mono_ns(void)
+uint64_t ferry_now_ns(void)
 {
 	struct timespec ts;
 
@@ -238,7 +238,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		uint64_t due, allow,
 			half = g->interval_ns / 2 ? g->interval_ns / 2 : 1;
 
-		now = mono_ns();
+		now = ferry_now_ns();
 		if (!g->next_ns ||
 		    (now > g->next_ns && now - g->next_ns > TXGEN_MAX_DEBT_NS))
 			g->next_ns = now;

@@ -145,6 +145,9 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
  */
 uint32_t ferry_worker_poll_once(struct ferry_worker *w);
 
+/* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
+uint64_t ferry_now_ns(void);
+
 /* Frames in the pool plus frames tagged to live sockets: for accounting. */
 uint32_t ferry_worker_frames_free(const struct ferry_worker *w);
 
