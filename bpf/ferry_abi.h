@@ -99,6 +99,42 @@ struct ferry_rule {
 	__u32 dst[4]; /* network order; IPv4 in dst[0] */
 };
 
+/*
+ * Software RSS ("spread"): a port with fewer RX queues than workers gets one
+ * AF_XDP socket per worker, all bound to the same queue and sharing its
+ * buffer pool, and the classifier picks the socket by flow hash: XSKMAP key
+ * i is socket i. DIRECT redirects there from the RX queue's NAPI, which
+ * works only for frames that arrive on the sockets' queue; CPUMAP goes
+ * through the CPU of socket i first, where the kernel rebuilds every frame
+ * as one of queue 0 (so the sockets must be bound to queue 0).
+ */
+#define FERRY_SPREAD_MAX 16
+#define FERRY_SPREAD_VIAS(X)                                                   \
+	X(OFF, "off")                                                          \
+	X(DIRECT, "direct")                                                    \
+	X(CPUMAP, "cpumap")
+
+enum ferry_spread_via {
+#define FERRY_SPREAD_VIA_ENUM(id, name) FERRY_SPREAD_##id,
+	FERRY_SPREAD_VIAS(FERRY_SPREAD_VIA_ENUM)
+#undef FERRY_SPREAD_VIA_ENUM
+		FERRY_SPREAD__COUNT
+};
+
+/*
+ * Per spread socket, per CPU: steered on the RX CPU (the classifier chose
+ * this socket), handed on by the CPUMAP program on the socket's CPU (via
+ * CPUMAP only), or refused by the redirect helper (no XSKMAP entry).
+ */
+struct ferry_spread_ctr {
+	__u64 steered;
+	__u64 handed;
+	__u64 failed;
+};
+
+/* The socket index travels to the CPUMAP program in the metadata area. */
+#define FERRY_SPREAD_META_TAG 0xfe5a0000u
+
 /* Per-program settings, one entry in FERRY_CFG_MAP_NAME, changed at run time. */
 struct ferry_xdp_cfg {
 	__u32 n_rules;	     /* rules[0..n_rules) are live */
@@ -106,7 +142,10 @@ struct ferry_xdp_cfg {
 	__u8 pass_arp_ndp;   /* 1: ARP and IPv6 NDP go to the kernel first */
 	__u16 reserved;
 	__u32 owner_pid; /* ferryd that attached it; stale if it is gone */
-	__u32 reserved2;
+	__u8 spread_n;	 /* software RSS: sockets spread_key 0..n-1; 0: off */
+	__u8 spread_via; /* enum ferry_spread_via */
+	__u16 spread_queue;		   /* the one queue they are bound to */
+	__u8 spread_cpu[FERRY_SPREAD_MAX]; /* via CPUMAP: CPU of socket i */
 };
 
 /* Parse result, filled by ferry_parse() (bpf/ferry_parse.h). */

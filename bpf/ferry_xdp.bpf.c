@@ -74,6 +74,14 @@ struct {
 	__type(value, struct ferry_cpumap_ctr);
 } ferry_cpumap_ctrs SEC(".maps");
 
+/* Software RSS counters, per spread socket (see ferry_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FERRY_SPREAD_MAX);
+	__type(key, __u32);
+	__type(value, struct ferry_spread_ctr);
+} ferry_spread_ctrs SEC(".maps");
+
 /* Id of this object's cpu_map, written by the daemon after load: the
  * tracepoint fires for every CPUMAP on the host. */
 __u32 ferry_cpu_map_id;
@@ -239,6 +247,65 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 	return XDP_REDIRECT;
 }
 
+/*
+ * Software RSS: the socket of the worker the flow hashes to, straight from
+ * here (DIRECT) or through that worker's CPU (CPUMAP), with the socket's
+ * index in the metadata area for the CPUMAP program.
+ */
+static __always_inline int spread(struct xdp_md *ctx,
+				  const struct ferry_xdp_cfg *cfg,
+				  const struct ferry_pkt *pkt, __u64 bytes)
+{
+	struct ferry_spread_ctr *ctr;
+	__u32 i, cpu, *meta;
+	void *data;
+
+	i = ferry_flow_hash(pkt) % cfg->spread_n;
+	asm volatile("" : "+r"(i)); /* see steer(): keep the bound check */
+	if (i >= FERRY_SPREAD_MAX) {
+		count(FERRY_R_PASS_NO_XSK, bytes);
+		return XDP_PASS;
+	}
+	ctr = bpf_map_lookup_elem(&ferry_spread_ctrs, &i);
+	if (cfg->spread_via == FERRY_SPREAD_DIRECT) {
+		/* The kernel delivers only to a socket bound to the queue
+		 * the frame arrived on. */
+		if (ctx->rx_queue_index != cfg->spread_queue ||
+		    !bpf_map_lookup_elem(&xsks_map, &i)) {
+			if (ctr)
+				ctr->failed++;
+			count(FERRY_R_PASS_NO_XSK, bytes);
+			return XDP_PASS;
+		}
+		if (ctr)
+			ctr->steered++;
+		count(FERRY_R_XSK_REDIRECT, bytes);
+		return bpf_redirect_map(&xsks_map, i, XDP_PASS);
+	}
+	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32))) {
+		meta = (void *)(long)ctx->data_meta;
+		data = (void *)(long)ctx->data;
+		if ((void *)(meta + 1) <= data)
+			*meta = FERRY_SPREAD_META_TAG | i;
+	}
+	/* i was spilled and reloaded: the verifier lost its bound, so mask
+	 * it again, behind a barrier clang cannot see through. */
+	cpu = i;
+	asm volatile("" : "+r"(cpu));
+	cpu = cfg->spread_cpu[cpu & (FERRY_SPREAD_MAX - 1)] &
+	      (FERRY_MAX_CPUS - 1);
+	if (bpf_redirect_map(&cpu_map, cpu, 0) != XDP_REDIRECT) {
+		if (ctr)
+			ctr->failed++;
+		count(FERRY_R_DROP_NO_CPU, bytes);
+		return XDP_DROP;
+	}
+	if (ctr)
+		ctr->steered++;
+	count(FERRY_R_CPU_REDIRECT, bytes);
+	return XDP_REDIRECT;
+}
+
 SEC("xdp")
 int ferry_xdp(struct xdp_md *ctx)
 {
@@ -293,6 +360,8 @@ int ferry_xdp(struct xdp_md *ctx)
 
 	switch (action) {
 	case FERRY_ACT_XSK:
+		if (cfg->spread_n)
+			return spread(ctx, cfg, &pkt, bytes);
 		qid = ctx->rx_queue_index;
 		if (!bpf_map_lookup_elem(&xsks_map, &qid)) {
 			count(FERRY_R_PASS_NO_XSK, bytes);
@@ -314,6 +383,27 @@ int ferry_xdp(struct xdp_md *ctx)
 }
 
 /*
+ * Software RSS, second stage: on the socket's CPU, into the socket. A frame
+ * that finds no socket is dropped and counted, never left to the stack.
+ */
+static __always_inline int spread_hand(__u32 i)
+{
+	struct ferry_spread_ctr *ctr;
+
+	if (i >= FERRY_SPREAD_MAX)
+		return XDP_DROP;
+	ctr = bpf_map_lookup_elem(&ferry_spread_ctrs, &i);
+	if (bpf_redirect_map(&xsks_map, i, 0) != XDP_REDIRECT) {
+		if (ctr)
+			ctr->failed++;
+		return XDP_DROP;
+	}
+	if (ctr)
+		ctr->handed++;
+	return XDP_REDIRECT;
+}
+
+/*
  * Second stage, on the target CPU, before the kernel builds the skb: counts
  * what arrived per (rule slot, CPU) and hands the frame to the stack.
  */
@@ -327,6 +417,8 @@ int ferry_cpumap(struct xdp_md *ctx)
 
 	if ((void *)(meta + 1) > data)
 		return XDP_PASS;
+	if ((*meta & FERRY_STEER_META_MASK) == FERRY_SPREAD_META_TAG)
+		return spread_hand(*meta & ~FERRY_STEER_META_MASK);
 	if ((*meta & FERRY_STEER_META_MASK) != FERRY_STEER_META_TAG)
 		return XDP_PASS;
 	slot = *meta & ~FERRY_STEER_META_MASK;

@@ -7,12 +7,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "ferry_abi.h"
 #include "ferry.h"
 #include "server.h"
 #include "steer.h"
@@ -242,10 +244,39 @@ static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 	return 0;
 }
 
+static const char *const via_words[] = {"direct", "cpumap", NULL};
+
+static int kw_spread_cpus(const char *val, void *dst, struct ctl_err *err)
+{
+	struct ferry_port_params *pp = dst;
+	int rc = ctl_parse_list(val, &pp->spread_cpus, "spread cpus", err);
+
+	if (!rc && !pp->spread_cpus)
+		return ctl_errf(err, EINVAL, "spread cpus: empty CPU list");
+	return rc;
+}
+
+static int kw_via(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, via_words, &m, "via", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->spread_via =
+			(uint8_t)(m == 0 ? FERRY_SPREAD_DIRECT
+					 : FERRY_SPREAD_CPUMAP);
+	return rc;
+}
+
+#define PORT_ADD_USAGE                                                         \
+	"usage: port add NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "  \
+	"[xdp native|generic] [busy-poll on|off] [default xsk|pass] "          \
+	"[spread cpus CPULIST [via direct|cpumap]]"
+
 static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			struct ctl_err *err)
 {
-	struct ferry_port_params pp = {.mode = FERRY_XSK_AUTO};
+	struct ferry_port_params pp = {.mode = FERRY_XSK_AUTO,
+				       .spread_via = FERRY_SPREAD_DIRECT};
 	const struct ctl_kw kw[] = {
 		{"dev", kw_dev, &pp},
 		{"queues", kw_queues, &pp},
@@ -253,20 +284,36 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"xdp", kw_xdp, &pp},
 		{"busy-poll", kw_busy_poll, &pp},
 		{"default", kw_default, &pp},
+		{"cpus", kw_spread_cpus, &pp},
+		{"via", kw_via, &pp},
 	};
-	int rc;
+	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
+	char *words[CTL_MAX_ARGS];
+	int i, n = 0, rc;
+	bool spread = false;
 
 	if (argc < 3)
-		return ctl_errf(
-			err, EINVAL,
-			"usage: port add NAME dev IFNAME [queues N|A-B] "
-			"[mode auto|zc|copy] [xdp native|generic] "
-			"[busy-poll on|off] [default xsk|pass]");
+		return ctl_errf(err, EINVAL, PORT_ADD_USAGE);
 	pp.name = argv[0];
-	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
-			  NULL, err);
+	/* "spread" is a fixed word in front of "cpus": drop it. */
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "spread") && !spread) {
+			if (i + 1 >= argc || strcmp(argv[i + 1], "cpus"))
+				return ctl_errf(err, EINVAL,
+						"port add: 'spread' takes "
+						"'cpus CPULIST'");
+			spread = true;
+			continue;
+		}
+		words[n++] = argv[i];
+	}
+	rc = ctl_parse_kw(n, words, kw, sizeof(kw) / sizeof(kw[0]), seen, err);
 	if (rc)
 		return rc;
+	if (!spread && (seen[6] || seen[7]))
+		return ctl_errf(err, EINVAL,
+				"port add: 'cpus' and 'via' belong after "
+				"'spread'");
 	if (!pp.ifname)
 		return ctl_errf(err, EINVAL,
 				"port add: 'dev IFNAME' is required");
@@ -740,10 +787,13 @@ static const struct ctl_cmd commands[] = {
 	 cmd_worker_show},
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass]",
+	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass] "
+	 "[spread cpus CPULIST [via direct|cpumap]]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N; default: where frames no rule "
-	 "matches go, the queue's socket or the kernel)",
+	 "matches go, the queue's socket or the kernel; spread: software "
+	 "RSS, one queue's frames over the workers on CPULIST by flow hash, "
+	 "copy mode, drop and reflect only)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",

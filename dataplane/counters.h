@@ -47,7 +47,8 @@
 	X(loops)                                                               \
 	X(busy_loops)                                                          \
 	X(polls)                                                               \
-	X(fill_empty)
+	X(fill_empty)                                                          \
+	X(frames_dup)
 
 #define FERRY_CTR_FIELD(name) uint64_t name;
 

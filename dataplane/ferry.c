@@ -15,13 +15,9 @@
 
 #include "ferry_int.h"
 #include "log.h"
+#include "spread.h"
 #include "steer.h"
 
-#define XSK_RING_SIZE 2048
-_Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
-	       "AF_XDP rings must be a power of two");
-/* Descriptors per copy-mode TX kick (the kernel's default is 32). */
-#define XSK_TX_BUDGET	 256
 #define DRAIN_TIMEOUT_MS 500
 
 struct ferry *ferry_create(void)
@@ -162,6 +158,16 @@ bool ferry_name_ok(const char *s, size_t max)
 	return true;
 }
 
+struct ferry_worker *ferry_worker_on_cpu(const struct ferry *f, int cpu)
+{
+	int i;
+
+	for (i = 0; i < f->n_workers; i++)
+		if (f->workers[i]->cpu == cpu)
+			return f->workers[i];
+	return NULL;
+}
+
 /* The pq of port p that worker w serves, or NULL. */
 static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 				     struct ferry_worker *w)
@@ -182,10 +188,14 @@ static void port_free(struct ferry_port *p)
 }
 
 /* Undoes port_open at any stage: detach, sockets out, program unloaded. */
-static void port_close(struct ferry_port *p)
+static void port_close(struct ferry *f, struct ferry_port *p)
 {
 	uint32_t i;
 
+	if (p->spread_n) {
+		ferry_spread_close(f, p);
+		return;
+	}
 	ferry_port_xdp_detach(p);
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
@@ -200,8 +210,8 @@ static void port_close(struct ferry_port *p)
 	ferry_port_xdp_unload(p);
 }
 
-static int xsk_error(const struct ferry_port *p, uint32_t queue, int err,
-		     char *msg, size_t len)
+int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
+		    char *msg, size_t len)
 {
 	switch (err) {
 	case -EOPNOTSUPP:
@@ -268,7 +278,7 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 					  f->try_hugepages);
 		ferry_worker_resume(w);
 		if (err) {
-			xsk_error(p, xp.queue, err, msg, len);
+			ferry_xsk_error(p, xp.queue, err, msg, len);
 			goto err_close;
 		}
 		err = ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd);
@@ -287,8 +297,61 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 	return 0;
 
 err_close:
-	port_close(p);
+	port_close(f, p);
 	return err;
+}
+
+/* Software RSS asks for workers on every CPU, one queue and copy mode. */
+static int spread_check(const struct ferry *f,
+			const struct ferry_port_params *pp,
+			const struct ferry_ifinfo *ifi, char *msg, size_t len)
+{
+	int cpu;
+
+	if (__builtin_popcountll(pp->spread_cpus) > FERRY_SPREAD_MAX)
+		return ferry_fail(msg, len, -ERANGE, "spread: at most %d CPUs",
+				  FERRY_SPREAD_MAX);
+	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
+		if ((pp->spread_cpus & (1ull << cpu)) &&
+		    !ferry_worker_on_cpu(f, cpu))
+			return ferry_fail(msg, len, -EINVAL,
+					  "spread: CPU %d has no worker "
+					  "(start one with 'workers')",
+					  cpu);
+	if (pp->queues_given && pp->n_queues != 1)
+		return ferry_fail(msg, len, -EINVAL,
+				  "spread serves one queue; say 'queues Q-Q' "
+				  "(default: queue 0)");
+	if (pp->mode == FERRY_XSK_ZC)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "spread is copy mode only: its sockets "
+				  "share one queue's buffer pool across CPUs");
+	/*
+	 * Sockets that share a pool are filled without a lock of the pool:
+	 * the kernel counts on one RX queue being served by one CPU at a
+	 * time. CPUMAP breaks that with one kthread per CPU (seen here: the
+	 * same frame handed to two sockets), and so does generic XDP, which
+	 * runs on every sending CPU.
+	 */
+	if (pp->spread_via == FERRY_SPREAD_CPUMAP &&
+	    __builtin_popcountll(pp->spread_cpus) > 1)
+		return ferry_fail(
+			msg, len, -EOPNOTSUPP,
+			"spread via cpumap takes one CPU: the kernel fills "
+			"sockets that share a buffer pool from each CPU's "
+			"CPUMAP thread without a lock, and hands the same "
+			"frame to two of them; use 'via direct' to spread "
+			"over several workers");
+	if (pp->xdp_generic)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "spread needs native XDP: generic XDP fills "
+				  "the shared pool from every sending CPU");
+	if (pp->busy_poll || pp->default_pass)
+		return ferry_fail(msg, len, -EINVAL,
+				  "spread does not combine with %s",
+				  pp->busy_poll ? "busy-poll" : "default pass");
+	(void)ifi;
+	return 0;
 }
 
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
@@ -326,6 +389,11 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	err = workers_default(f, msg, len);
 	if (err)
 		return err;
+	if (pp->spread_cpus) {
+		err = spread_check(f, pp, &ifi, msg, len);
+		if (err)
+			return err;
+	}
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -345,6 +413,12 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	p->xdp_generic = pp->xdp_generic;
 	p->busy_poll = pp->busy_poll;
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
+	p->spread_cpus = pp->spread_cpus;
+	p->spread_via = pp->spread_via;
+	if (pp->spread_cpus) {
+		p->spread_n = (uint8_t)__builtin_popcountll(pp->spread_cpus);
+		p->n_queues = p->spread_n;
+	}
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);
@@ -352,16 +426,34 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	}
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
-	err = port_open(f, p, msg, len);
+	err = p->spread_n ? ferry_spread_open(f, p, msg, len)
+			  : port_open(f, p, msg, len);
+	if (err == -EAGAIN && p->spread_n) {
+		/* The probe saw frames go astray: plain per-queue mode on
+		 * the same queue, and say so. */
+		log_warn("port %s: %s; falling back to per-queue mode", p->name,
+			 msg);
+		snprintf(p->spread_note, sizeof(p->spread_note),
+			 "fell back to per-queue mode: %.150s", msg);
+		p->spread_n = 0;
+		p->n_queues = 1;
+		memset(p->pq, 0, sizeof(*p->pq));
+		msg[0] = 0;
+		err = port_open(f, p, msg, len);
+	}
 	if (err) {
 		port_free(p);
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
+	if (p->spread_n)
+		log_info("port %s: queue %u spread over %u workers (%s), %s",
+			 p->name, p->q_first, p->spread_n,
+			 ferry_spread_via_name(p->spread_via), p->spread_note);
 	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
 		 "UMEM on %s%s",
 		 p->name, p->ifname, p->driver, p->q_first,
-		 p->q_first + p->n_queues - 1,
+		 p->spread_n ? p->q_first : p->q_first + p->n_queues - 1,
 		 p->zerocopy ? "zero-copy" : "copy",
 		 p->mode_req == FERRY_XSK_AUTO && !p->zerocopy
 			 ? " (auto: zero-copy unavailable)"
@@ -421,7 +513,7 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	/* No new frames into our sockets; then let the rings empty. */
 	ferry_port_xdp_detach(p);
 	port_drain(p);
-	port_close(p);
+	port_close(f, p);
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
 			f->ports[j++] = f->ports[i];
@@ -457,6 +549,14 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		if (!peer)
 			return ferry_fail(msg, len, -ENOENT, "no port %s",
 					  peer_name);
+		/* Frames of a spread port live in its owner's UMEM; another
+		 * worker's egress socket cannot send them without a copy. */
+		if (p->spread_n || peer->spread_n)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s is spread over workers "
+					  "(software RSS): it takes drop and "
+					  "reflect, not xconnect",
+					  p->spread_n ? p->name : peer->name);
 	}
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;

@@ -47,7 +47,9 @@ struct ferry_port_params {
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
 	bool busy_poll;
-	bool default_pass; /* unmatched frames to the kernel, not the XSK */
+	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
+	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
+	uint8_t spread_via;   /* enum ferry_spread_via */
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len);

@@ -19,6 +19,18 @@ struct ferry {
 	uint64_t verdict_scratch[FERRY_R__COUNT];
 };
 
+#define XSK_RING_SIZE 2048
+_Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
+	       "AF_XDP rings must be a power of two");
+/* Descriptors per copy-mode TX kick (the kernel's default is 32). */
+#define XSK_TX_BUDGET 256
+
+/* The operator's message for a socket that would not bind; returns err. */
+int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
+		    char *msg, size_t len);
+/* The worker pinned to cpu, or NULL. */
+struct ferry_worker *ferry_worker_on_cpu(const struct ferry *f, int cpu);
+
 struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
 /* CPUs this process may run on (sched_getaffinity), as a mask. */
 uint64_t ferry_allowed_cpus(void);

@@ -225,11 +225,18 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 		.default_action = p->default_action,
 		.pass_arp_ndp = 1,
 		.owner_pid = (uint32_t)getpid(),
+		.spread_n = p->spread_n,
+		.spread_via = p->spread_via,
+		.spread_queue = (uint16_t)p->q_first,
 	};
 	struct xdp_owner o;
+	uint32_t cpu, i = 0;
 	uint32_t key = 0;
 	int err;
 
+	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
+		if (p->spread_n && (p->spread_cpus & (1ull << cpu)))
+			cfg.spread_cpu[i++] = (uint8_t)cpu;
 	err = xdp_owner_get(p->ifindex, &o);
 	if (err)
 		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",

@@ -57,6 +57,12 @@ struct ferry_port {
 	struct ferry_steer_table *steer; /* NULL until the first steer rule */
 	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
+	/* software RSS (spread.c) */
+	uint64_t spread_cpus; /* asked for; 0: plain per-queue mode */
+	uint8_t spread_via;   /* enum ferry_spread_via asked for */
+	uint8_t spread_n;     /* sockets spread over; 0: not (or fell back) */
+	struct ferry_spread_rets *spread_rets;
+	char spread_note[192]; /* the probe's result, or why it fell back */
 	struct ferry_gen *gen; /* generator sending out of this port */
 	uint64_t gen_prev;     /* sampler: generator frames at the last tick */
 	double gen_pps;

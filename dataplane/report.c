@@ -11,6 +11,7 @@
 
 #include "ferry_int.h"
 #include "log.h"
+#include "spread.h"
 #include "steer.h"
 
 static const char *const reason_names[] = {
@@ -70,6 +71,8 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "umem",
 			    json_string(p->hugepages ? "hugepages" : "pages"));
 	json_object_set_new(o, "numa_node", json_integer(p->numa_node));
+	if (p->spread_cpus)
+		json_object_set_new(o, "spread", ferry_spread_show(p));
 	json_object_set_new(o, "tx_budget",
 			    json_string(p->zerocopy ? "driver"
 					: p->tx_budget_set
@@ -460,6 +463,22 @@ sb_printf(struct sbuf *b, const char *fmt, ...)
 }
 
 /* One metric family: HELP and TYPE once, then its samples together. */
+/* A queue's labels; a spread port's sockets share a queue, so they are
+ * told apart by worker. */
+static const char *q_labels(char *buf, size_t len, const struct ferry_port *p,
+			    uint32_t q)
+{
+	const struct ferry_pq *pq = &p->pq[q];
+
+	if (p->spread_n && pq->w)
+		snprintf(buf, len, "port=\"%s\",queue=\"%u\",worker=\"%d\"",
+			 p->name, pq->queue, pq->w->id);
+	else
+		snprintf(buf, len, "port=\"%s\",queue=\"%u\"", p->name,
+			 pq->queue);
+	return buf;
+}
+
 static void family(struct sbuf *b, const char *name, const char *help)
 {
 	sb_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
@@ -523,6 +542,7 @@ char *ferry_metrics(struct ferry *f)
 {
 	struct sbuf b = {0};
 	struct q_view *v;
+	char lb[128];
 	size_t n = 0, k;
 	int i;
 	uint32_t q, r;
@@ -541,10 +561,8 @@ char *ferry_metrics(struct ferry *f)
 	family(&b, "ferry_queue_" #ctr "_total", help);                        \
 	for (i = 0, k = 0; i < f->n_ports; i++)                                \
 		for (q = 0; q < f->ports[i]->n_queues; q++, k++)               \
-			sb_printf(&b,                                          \
-				  "ferry_queue_" #ctr                          \
-				  "_total{port=\"%s\",queue=\"%u\"} %llu\n",   \
-				  f->ports[i]->name, f->ports[i]->pq[q].queue, \
+			sb_printf(&b, "ferry_queue_" #ctr "_total{%s} %llu\n", \
+				  q_labels(lb, sizeof(lb), f->ports[i], q),    \
 				  (unsigned long long)v[k].field.ctr);
 #define Q_FERRY(ctr) Q_FAMILY(ctr, c, "ferry's per-queue counter " #ctr)
 #define Q_KERNEL(ctr)                                                          \
@@ -559,9 +577,8 @@ char *ferry_metrics(struct ferry *f)
 	       "frames ferry dropped in userspace, by reason");
 #define D_LINE(ctr)                                                            \
 	sb_printf(&b,                                                          \
-		  "ferry_queue_drops_total{port=\"%s\",queue=\"%u\",reason="   \
-		  "\"" #ctr "\"} %llu\n",                                      \
-		  f->ports[i]->name, f->ports[i]->pq[q].queue,                 \
+		  "ferry_queue_drops_total{%s,reason=\"" #ctr "\"} %llu\n",    \
+		  q_labels(lb, sizeof(lb), f->ports[i], q),                    \
 		  (unsigned long long)v[k].c.drop.ctr);
 	for (i = 0, k = 0; i < f->n_ports; i++)
 		for (q = 0; q < f->ports[i]->n_queues; q++, k++) {
@@ -665,16 +682,24 @@ char *ferry_config_text(struct ferry *f)
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];
 
-		sb_printf(
-			&b,
-			"port add %s dev %s queues %u-%u mode %s xdp %s%s%s\n",
-			p->name, p->ifname, p->q_first,
-			p->q_first + p->n_queues - 1,
-			mode_req_names[p->mode_req],
-			p->xdp_generic ? "generic" : "native",
-			p->busy_poll ? " busy-poll on" : "",
-			p->default_action == FERRY_ACT_PASS ? " default pass"
-							    : "");
+		uint32_t q_last = p->spread_cpus ? p->q_first
+						 : p->q_first + p->n_queues - 1;
+
+		sb_printf(&b,
+			  "port add %s dev %s queues %u-%u mode %s xdp %s%s%s",
+			  p->name, p->ifname, p->q_first, q_last,
+			  mode_req_names[p->mode_req],
+			  p->xdp_generic ? "generic" : "native",
+			  p->busy_poll ? " busy-poll on" : "",
+			  p->default_action == FERRY_ACT_PASS ? " default pass"
+							      : "");
+		if (p->spread_cpus) {
+			sb_printf(&b, " spread cpus ");
+			cpulist(&b, p->spread_cpus);
+			sb_printf(&b, " via %s",
+				  ferry_spread_via_name(p->spread_via));
+		}
+		sb_printf(&b, "\n");
 	}
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];

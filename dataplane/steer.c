@@ -119,6 +119,12 @@ static int cpumap_sync(struct ferry_port *p, struct ferry_steer_table *t,
 			if ((t->rules[i].cpus & (1ull << cpu)) &&
 			    t->rules[i].qsize > want[cpu])
 				want[cpu] = t->rules[i].qsize;
+	/* Software RSS through CPUMAP needs its CPUs' entries too. */
+	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
+		if (p->spread_n && p->spread_via == FERRY_SPREAD_CPUMAP &&
+		    (p->spread_cpus & (1ull << cpu)) &&
+		    want[cpu] < FERRY_CPUMAP_QSIZE_DEFAULT)
+			want[cpu] = FERRY_CPUMAP_QSIZE_DEFAULT;
 	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++) {
 		struct bpf_cpumap_val v = {.qsize = want[cpu]};
 

@@ -17,7 +17,6 @@
 #include "log.h"
 #include "worker.h"
 
-#define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
 _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
 	       "UMEM frame count must be a power of two");
 /* Empty loops before a busy worker sleeps in poll(): a few milliseconds. */
@@ -90,6 +89,93 @@ static inline void pq_reap(struct ferry_worker *w, struct ferry_pq *pq)
 }
 
 /*
+ * Teardown of a spread port: completions may name frames that closing their
+ * socket already gave back; those must not go onto the stack twice.
+ */
+static void pq_reap_checked(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_xsk *x = pq->xsk;
+	struct ferry_umem *u = x->umem;
+	uint32_t n, idx, i;
+
+	n = xsk_ring_cons__peek(&x->cq, x->ring_size, &idx);
+	for (i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
+
+		if (u->owner[ferry_umem_frame_idx(a)] != FERRY_OWNER_POOL)
+			ferry_umem_put(u, a);
+	}
+	if (n)
+		xsk_ring_cons__release(&x->cq, n);
+}
+
+/* ------------------------------------------------- software RSS hand-back */
+
+int ferry_ret_init(struct ferry_ret *r, uint32_t n_slots)
+{
+	memset(r, 0, sizeof(*r));
+	r->addr = calloc(n_slots, sizeof(*r->addr));
+	if (!r->addr)
+		return -ENOMEM;
+	r->mask = n_slots - 1;
+	return 0;
+}
+
+void ferry_ret_fini(struct ferry_ret *r)
+{
+	free(r->addr);
+	r->addr = NULL;
+}
+
+/* Producer side: the release store publishes the addresses before the
+ * index that covers them. */
+static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
+			    uint32_t idx, uint32_t n)
+{
+	uint32_t prod = r->prod, i;
+
+	for (i = 0; i < n; i++)
+		r->addr[(prod + i) & r->mask] =
+			xsk_ring_cons__rx_desc(rx, idx + i)->addr;
+	__atomic_store_n(&r->prod, prod + n, __ATOMIC_RELEASE);
+}
+
+/*
+ * Consumer side, on the pool's owner: back onto the free stack. A frame
+ * that is already there came from the kernel twice (see spread.h): it is
+ * counted, never pushed twice, so the stack cannot overflow.
+ */
+static inline void ret_drain(struct ferry_worker *w, struct ferry_umem *u,
+			     struct ferry_ret *r)
+{
+	uint32_t prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = r->cons;
+
+	if (prod == cons)
+		return;
+	for (; cons != prod; cons++) {
+		uint64_t a = r->addr[cons & r->mask];
+
+		if (unlikely(u->owner[ferry_umem_frame_idx(a)] ==
+			     FERRY_OWNER_POOL)) {
+			ferry_ctr_add(&w->c.frames_dup, 1);
+			continue;
+		}
+		ferry_umem_put(u, a);
+	}
+	__atomic_store_n(&r->cons, cons, __ATOMIC_RELEASE);
+}
+
+static inline void pq_drain_rets(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_spread_rets *rs = pq->rets;
+	uint32_t i;
+
+	for (i = 0; i < rs->n; i++)
+		ret_drain(w, pq->xsk->umem, &rs->ret[i]);
+}
+
+/*
  * Copy-mode TX sends only inside sendto(), up to the socket's budget per
  * call; EAGAIN means "more left, kick again", which the next loop does
  * because the ring still holds unsent descriptors.
@@ -138,6 +224,7 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 				   struct ferry_pq *out, bool reflect)
 {
 	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
+	struct ferry_umem *u = x->umem; /* another worker's, if foreign */
 	uint32_t room, n, idx_rx, idx_tx = 0, i;
 	uint64_t bytes = 0;
 
@@ -159,12 +246,12 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 		struct xdp_desc *t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + i);
 
 		if (reflect)
-			swap_macs(ferry_umem_data(w->umem, d->addr));
+			swap_macs(ferry_umem_data(u, d->addr));
 		t->addr = d->addr;
 		t->len = d->len;
 		t->options = 0;
 		bytes += d->len;
-		ferry_umem_tag(w->umem, d->addr, o->tx_tag);
+		ferry_umem_tag(u, d->addr, o->tx_tag);
 	}
 	xsk_ring_cons__release(&x->rx, n);
 	out->tx_batch += n;
@@ -196,8 +283,12 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 			xsk_ring_cons__rx_desc(&x->rx, idx + i);
 
 		bytes += d->len;
-		ferry_umem_put(w->umem, d->addr);
+		if (likely(!pq->ret))
+			ferry_umem_put(w->umem, d->addr);
 	}
+	/* Software RSS: the frames belong to the pool owner's UMEM. */
+	if (unlikely(pq->ret))
+		ret_push(pq->ret, &x->rx, idx, n);
 	xsk_ring_cons__release(&x->rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, n);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
@@ -377,8 +468,17 @@ uint32_t ferry_worker_poll_once(struct ferry_worker *w)
 	}
 	worker_flush_tx(w);
 	for (i = 0; i < w->n_pq; i++) {
-		pq_reap(w, w->pq[i]);
-		pq_refill(w, w->pq[i]);
+		struct ferry_pq *pq = w->pq[i];
+
+		/* A foreign socket's fill and completion rings are its pool
+		 * owner's; the owner takes back what foreign sockets hand
+		 * back before it refills. */
+		if (unlikely(pq->foreign))
+			continue;
+		pq_reap(w, pq);
+		if (unlikely(pq->rets))
+			pq_drain_rets(w, pq);
+		pq_refill(w, pq);
 	}
 	return work;
 }
@@ -532,21 +632,57 @@ err_umem:
 	return err;
 }
 
+int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
+			       const struct ferry_xsk_params *xp,
+			       struct ferry_pq *pool, struct ferry_ret *ret)
+{
+	struct ferry_xsk_params sp = *xp;
+
+	if (w->n_pq >= FERRY_MAX_WQ)
+		return -ENOSPC;
+	sp.pool = pool->xsk;
+	pq->xsk = ferry_xsk_create(pool->xsk->umem, &sp);
+	if (!pq->xsk)
+		return -errno;
+	pq->w = w;
+	pq->foreign = 1;
+	pq->ret = ret;
+	w->pq[w->n_pq++] = pq;
+	worker_build_pfd(w);
+	return 0;
+}
+
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	uint32_t i, j;
-	bool last;
+	bool last = true;
 
 	for (i = 0, j = 0; i < w->n_pq; i++)
 		if (w->pq[i] != pq)
 			w->pq[j++] = w->pq[i];
 	w->n_pq = j;
 	worker_build_pfd(w);
+	if (pq->foreign) {
+		/* Its pool, fill and completion rings are the owner's. */
+		ferry_xsk_destroy(pq->xsk, false);
+		pq->xsk = NULL;
+		pq->foreign = 0;
+		pq->ret = NULL;
+		return;
+	}
 	/* Completions the kernel already posted go back to the pool first. */
-	pq_reap(w, pq);
-	last = w->n_pq == 0;
+	if (pq->rets) {
+		pq_drain_rets(w, pq);
+		pq_reap_checked(w, pq);
+	} else {
+		pq_reap(w, pq);
+	}
+	for (i = 0; i < w->n_pq; i++)
+		if (!w->pq[i]->foreign)
+			last = false;
 	ferry_xsk_destroy(pq->xsk, last);
 	pq->xsk = NULL;
+	pq->rets = NULL;
 	if (last) {
 		ferry_xsk_destroy(w->umem->parked, true);
 		ferry_umem_destroy(w->umem);

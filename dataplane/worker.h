@@ -28,8 +28,9 @@
  */
 #define FERRY_BURST 256
 /* Fill-ring refills wait until this many slots are free: one bulk write. */
-#define FERRY_FILL_BATCH 64
-#define FERRY_MAX_WQ	 32 /* sockets one worker serves */
+#define FERRY_FILL_BATCH  64
+#define FERRY_MAX_WQ	  32	/* sockets one worker serves */
+#define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
 
 /* What a port does with what it receives: an X-macro, like every list. */
 #define FERRY_APPS(X)                                                          \
@@ -68,6 +69,27 @@ struct ferry_txgen {
 	uint8_t frame[1536]; /* template */
 };
 
+/*
+ * Software RSS hands frames across workers: a socket that shares another
+ * worker's buffer pool receives frames of that worker's UMEM, and gives the
+ * ones it does not send back through this ring, which the pool's owner
+ * drains before it refills the fill ring. One producer (the receiving
+ * worker), one consumer (the owner); as many slots as the UMEM has frames,
+ * so a push never finds it full.
+ */
+struct ferry_ret {
+	uint32_t prod __attribute__((aligned(64))); /* producer writes */
+	uint32_t cons __attribute__((aligned(64))); /* consumer writes */
+	uint32_t mask;
+	uint64_t *addr;
+};
+
+/* A spread port's hand-back rings, owned by the port, drained by pq[0]. */
+struct ferry_spread_rets {
+	uint32_t n;
+	struct ferry_ret ret[];
+};
+
 /* One (port, queue) as its worker sees it. */
 struct ferry_pq {
 	/* hot: data plane, written by the owning worker only */
@@ -77,8 +99,10 @@ struct ferry_pq {
 	uint8_t app;		   /* enum ferry_app */
 	uint8_t touched;   /* TX reserved into this batch, not submitted */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
-	uint8_t reserved;
+	uint8_t foreign;   /* shares another worker's pool (software RSS) */
 	uint32_t tx_batch; /* descriptors reserved this batch */
+	struct ferry_ret *ret;		/* foreign: frames go back here */
+	struct ferry_spread_rets *rets; /* pool owner: drains these */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane */
 	struct ferry_port *port;
@@ -137,6 +161,16 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
 			bool try_hugepages);
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
+/*
+ * Software RSS: a socket for w next to pool's (another worker's), sharing
+ * its buffer pool; frames go back through ret. Needs both workers paused,
+ * and so does deleting it (ferry_worker_pq_del).
+ */
+int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
+			       const struct ferry_xsk_params *xp,
+			       struct ferry_pq *pool, struct ferry_ret *ret);
+int ferry_ret_init(struct ferry_ret *r, uint32_t n_slots);
+void ferry_ret_fini(struct ferry_ret *r);
 
 /*
  * One pass of the loop: RX bursts, TX submit and kicks, completions, fill

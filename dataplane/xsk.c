@@ -92,8 +92,12 @@ static int setup_rings(struct ferry_xsk *x)
 	socklen_t optlen = sizeof(off);
 	int err;
 
-	err = ring_opt(x->fd, XDP_UMEM_FILL_RING, x->ring_size);
-	if (!err)
+	/* A socket sharing a pool must not have fill/completion rings: the
+	 * kernel refuses the bind (EINVAL) if it does. */
+	err = x->shares_pool
+		      ? 0
+		      : ring_opt(x->fd, XDP_UMEM_FILL_RING, x->ring_size);
+	if (!err && !x->shares_pool)
 		err = ring_opt(x->fd, XDP_UMEM_COMPLETION_RING, x->ring_size);
 	if (!err)
 		err = ring_opt(x->fd, XDP_RX_RING, x->ring_size);
@@ -109,10 +113,10 @@ static int setup_rings(struct ferry_xsk *x)
 	if (!err)
 		err = map_ring(x, MAP_TX, &off.tx, sizeof(struct xdp_desc),
 			       XDP_PGOFF_TX_RING);
-	if (!err)
+	if (!err && !x->shares_pool)
 		err = map_ring(x, MAP_FQ, &off.fr, sizeof(uint64_t),
 			       XDP_UMEM_PGOFF_FILL_RING);
-	if (!err)
+	if (!err && !x->shares_pool)
 		err = map_ring(x, MAP_CQ, &off.cr, sizeof(uint64_t),
 			       XDP_UMEM_PGOFF_COMPLETION_RING);
 	if (err)
@@ -120,6 +124,8 @@ static int setup_rings(struct ferry_xsk *x)
 
 	cons_init(&x->rx, x->map[MAP_RX], &off.rx, x->ring_size);
 	prod_init(&x->tx, x->map[MAP_TX], &off.tx, x->ring_size);
+	if (x->shares_pool)
+		return 0;
 	prod_init(&x->fq, x->map[MAP_FQ], &off.fr, x->ring_size);
 	cons_init(&x->cq, x->map[MAP_CQ], &off.cr, x->ring_size);
 	return 0;
@@ -166,7 +172,8 @@ static int try_bind(struct ferry_xsk *x, const struct ferry_xsk_params *p,
 	} else {
 		/* Sharing sockets inherit mode and wakeup from the UMEM's. */
 		sxdp.sxdp_flags = XDP_SHARED_UMEM;
-		sxdp.sxdp_shared_umem_fd = (uint32_t)x->umem->reg_fd;
+		sxdp.sxdp_shared_umem_fd =
+			(uint32_t)(p->pool ? p->pool->fd : x->umem->reg_fd);
 	}
 	err = setup_rings(x);
 	if (err)
@@ -252,7 +259,7 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 	struct ferry_xsk *x;
 	int err;
 
-	if (u->parked && u->parked->ifindex == p->ifindex &&
+	if (!p->pool && u->parked && u->parked->ifindex == p->ifindex &&
 	    u->parked->queue == p->queue) {
 		x = u->parked;
 		u->parked = NULL;
@@ -266,6 +273,7 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 	x->queue = p->queue;
 	x->ring_size = p->ring_size;
 	x->need_wakeup = p->need_wakeup;
+	x->shares_pool = p->pool != NULL;
 	x->slot = ferry_umem_slot_get(u);
 	if (x->slot < 0) {
 		err = x->slot;

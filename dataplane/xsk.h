@@ -36,6 +36,12 @@ struct ferry_xsk_params {
 	uint32_t ring_size; /* fill, completion, RX and TX; power of two */
 	uint32_t tx_budget; /* descriptors per TX kick; 0: kernel default */
 	bool busy_poll;	    /* drive the queue's NAPI from the worker */
+	/*
+	 * Software RSS: bind next to this socket, on the same (interface,
+	 * queue), sharing its buffer pool: the new socket gets RX and TX
+	 * rings only, the fill and completion rings stay with `pool`.
+	 */
+	const struct ferry_xsk *pool;
 };
 
 struct ferry_xsk {
@@ -58,6 +64,7 @@ struct ferry_xsk {
 	bool tx_budget_set; /* the kernel took our TX budget per kick */
 	bool busy_poll;	    /* worker polls the NAPI itself (recvfrom) */
 	bool registers_umem;
+	bool shares_pool; /* no fill/completion rings of its own */
 	void *map[4];
 	size_t map_len[4];
 };

@@ -2,6 +2,7 @@
 """pkt.py - send and capture test frames on an interface with AF_PACKET.
 
   pkt.py send IFNAME N KIND [--dst-mac M] [--size B] [--flows F] [--rate PPS]
+             [--sport-base P]
   pkt.py capture IFNAME --count N --timeout S [--verify-gen SIZE] [--linger S]
                  [--ready-file PATH]
 
@@ -175,7 +176,7 @@ def cmd_send(args):
     t0 = time.monotonic()
     sent = 0
     for i in range(args.n):
-        frame = make(i, args.size, GEN_SPORT_BASE + i % args.flows, src,
+        frame = make(i, args.size, args.sport_base + i % args.flows, src,
                      args.dst_mac)
         while True:
             try:
@@ -294,6 +295,8 @@ def main():
     p.add_argument("--size", type=int, default=64,
                    help="frame length of the generator-like kinds")
     p.add_argument("--flows", type=int, default=1)
+    p.add_argument("--sport-base", type=int, default=GEN_SPORT_BASE,
+                   help="UDP source port of the first flow")
     p.add_argument("--rate", type=float, default=0,
                    help="frames per second (0: as fast as possible)")
 
