@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_host.h"
 #include "commands.h"
 #include "ferry.h"
 #include "server.h"
@@ -726,6 +727,19 @@ out_text:
 	return rc;
 }
 
+/* --------------------------------------------------------------- host */
+
+static int cmd_host_check(void *ctx, int argc, char **argv, json_t **data,
+			  struct ctl_err *err)
+{
+	uint64_t cpus = ferry_worker_cpus(F(ctx));
+
+	return ctl_host_check(argc, argv, cpus,
+			      cpus ? "ferryd's workers" : "no workers yet: "
+							  "every online CPU",
+			      data, err);
+}
+
 /* -------------------------------------------------------------- table */
 
 static const struct ctl_cmd commands[] = {
@@ -787,6 +801,7 @@ static const struct ctl_cmd commands[] = {
 	{"show config", "", "the running configuration as commands",
 	 cmd_show_config},
 	{"save", "FILE", "write the running configuration to FILE", cmd_save},
+	{"host check", HOST_CHECK_ARGS, HOST_CHECK_HELP, cmd_host_check},
 };
 
 const struct ctl_cmd *ferryd_commands(size_t *n)

@@ -132,6 +132,11 @@ int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 	return workers_make(f, cpumask, idle, msg, len);
 }
 
+uint64_t ferry_worker_cpus(const struct ferry *f)
+{
+	return f->cpumask;
+}
+
 /* With no `workers` command, one worker on the last CPU ferryd may use. */
 static int workers_default(struct ferry *f, char *msg, size_t len)
 {
