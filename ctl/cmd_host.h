@@ -14,9 +14,9 @@
 
 #define HOST_CHECK_ARGS "[IFNAME] [cpus CPULIST]"
 #define HOST_CHECK_HELP                                                        \
-	"is this host ready for ferry: kernel features, bpffs, hugepages, "   \
-	"memlock, BPF sysctls; with IFNAME its driver profile, NUMA nodes, "  \
-	"queues, IRQ affinity and busy-poll against the worker CPUs "         \
+	"is this host ready for ferry: kernel features, bpffs, hugepages, "    \
+	"memlock, BPF sysctls; with IFNAME its driver profile, NUMA nodes, "   \
+	"queues, IRQ affinity and busy-poll against the worker CPUs "          \
 	"(default: ferryd's workers, else every online CPU); a fix per line"
 
 /*

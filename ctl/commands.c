@@ -210,8 +210,10 @@ static int kw_xdp(const char *val, void *dst, struct ctl_err *err)
 {
 	int m, rc = ctl_parse_choice(val, xdp_words, &m, "xdp", err);
 
-	if (!rc)
+	if (!rc) {
 		((struct ferry_port_params *)dst)->xdp_generic = m == 1;
+		((struct ferry_port_params *)dst)->xdp_given = true;
+	}
 	return rc;
 }
 
@@ -735,8 +737,9 @@ static int cmd_host_check(void *ctx, int argc, char **argv, json_t **data,
 	uint64_t cpus = ferry_worker_cpus(F(ctx));
 
 	return ctl_host_check(argc, argv, cpus,
-			      cpus ? "ferryd's workers" : "no workers yet: "
-							  "every online CPU",
+			      cpus ? "ferryd's workers"
+				   : "no workers yet: "
+				     "every online CPU",
 			      data, err);
 }
 

@@ -15,6 +15,7 @@
 
 #include "ferry_int.h"
 #include "log.h"
+#include "numaplace.h"
 #include "steer.h"
 
 #define XSK_RING_SIZE 2048
@@ -258,7 +259,7 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		struct ferry_xsk_params xp = {
 			.ifindex = p->ifindex,
 			.queue = p->q_first + i,
-			.mode = p->mode_req,
+			.mode = p->mode_bind,
 			.need_wakeup = true,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
@@ -294,6 +295,39 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 err_close:
 	port_close(p);
 	return err;
+}
+
+/*
+ * What the driver's profile decides: `mode auto` binds copy mode straight
+ * away on a driver without zero-copy (no failed zero-copy bind first),
+ * and without an `xdp` keyword the profile picks native or generic XDP.
+ * An explicit request is always tried as asked.
+ */
+static void port_apply_profile(struct ferry_port *p,
+			       const struct ferry_port_params *pp)
+{
+	p->mode_bind = p->mode_req;
+	if (p->mode_req == FERRY_XSK_AUTO && !p->profile->zerocopy)
+		p->mode_bind = FERRY_XSK_COPY;
+	p->xdp_from_profile = !pp->xdp_given;
+	p->xdp_generic =
+		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
+}
+
+/* Warns (never moves anything) when p's workers sit off the NIC's node. */
+static void port_numa_check(const struct ferry *f, struct ferry_port *p)
+{
+	int cpu_node[FERRY_NUMA_MAX_CPUS];
+	struct ferry_numa_plan plan;
+	uint64_t cpus = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues && i < (uint32_t)f->n_workers; i++)
+		cpus |= 1ull << f->workers[i]->cpu;
+	ferry_numa_cpu_nodes(cpu_node);
+	ferry_numa_plan(p->numa_node, cpus, cpu_node, &plan);
+	ferry_numa_warning(&plan, p->ifname, p->numa_node, cpu_node,
+			   p->numa_warning, sizeof(p->numa_warning));
 }
 
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
@@ -347,7 +381,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	if (p->n_queues > FERRY_MAX_QUEUES)
 		p->n_queues = FERRY_MAX_QUEUES;
 	p->mode_req = pp->mode;
-	p->xdp_generic = pp->xdp_generic;
+	port_apply_profile(p, pp);
 	p->busy_poll = pp->busy_poll;
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
@@ -357,15 +391,18 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	}
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
+	port_numa_check(f, p);
 	err = port_open(f, p, msg, len);
 	if (err) {
 		port_free(p);
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
-	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
-		 "UMEM on %s%s",
-		 p->name, p->ifname, p->driver, p->q_first,
+	if (p->numa_warning[0])
+		log_warn("port %s: %s", p->name, p->numa_warning);
+	log_info("port %s: %s (driver %s, profile %s) queues %u-%u, %s "
+		 "mode%s, %s XDP, UMEM on %s%s",
+		 p->name, p->ifname, p->driver, p->profile->driver, p->q_first,
 		 p->q_first + p->n_queues - 1,
 		 p->zerocopy ? "zero-copy" : "copy",
 		 p->mode_req == FERRY_XSK_AUTO && !p->zerocopy

@@ -48,6 +48,7 @@ struct ferry_port_params {
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
+	bool xdp_given; /* else the driver profile picks native or generic */
 	bool busy_poll;
 	bool default_pass; /* unmatched frames to the kernel, not the XSK */
 };

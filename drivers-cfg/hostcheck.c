@@ -60,10 +60,10 @@ static void hc_path(const struct hc *h, char *buf, size_t len, const char *fmt,
 	vsnprintf(buf + n, len - (size_t)n, fmt, ap);
 }
 
-static int read_str(const struct hc *h, char *buf, size_t len,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int read_str(const struct hc *h, char *buf, size_t len,
-		    const char *fmt, ...)
+static int read_str(const struct hc *h, char *buf, size_t len, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+static int read_str(const struct hc *h, char *buf, size_t len, const char *fmt,
+		    ...)
 {
 	char path[PATH_MAX];
 	va_list ap;
@@ -241,13 +241,20 @@ static void check_kernel(struct hc *h)
 
 /* -------------------------------------------------------- BPF sysctls */
 
+/* net.core.bpf_* exist only in the initial network namespace. */
+#define NOT_IN_NETNS                                                           \
+	"not visible in this network namespace; run the check in the "         \
+	"host's"
+
 static void check_bpf_sysctls(struct hc *h)
 {
 	long v;
+	int rc;
 
-	if (read_long(h, &v, "/proc/sys/net/core/bpf_jit_enable"))
-		row(h, "net.core.bpf_jit_enable", HC_WARN, NULL,
-		    "unreadable (JIT always on?)");
+	rc = read_long(h, &v, "/proc/sys/net/core/bpf_jit_enable");
+	if (rc)
+		row(h, "net.core.bpf_jit_enable", HC_WARN, NULL, "%s",
+		    rc == -ENOENT ? NOT_IN_NETNS : strerror(-rc));
 	else if (v)
 		row(h, "net.core.bpf_jit_enable", HC_OK, NULL, "%ld", v);
 	else
@@ -256,8 +263,10 @@ static void check_bpf_sysctls(struct hc *h)
 		    "0: the XDP classifier is interpreted, several times "
 		    "slower");
 
-	if (read_long(h, &v, "/proc/sys/net/core/bpf_jit_harden"))
-		row(h, "net.core.bpf_jit_harden", HC_WARN, NULL, "unreadable");
+	rc = read_long(h, &v, "/proc/sys/net/core/bpf_jit_harden");
+	if (rc)
+		row(h, "net.core.bpf_jit_harden", HC_WARN, NULL, "%s",
+		    rc == -ENOENT ? NOT_IN_NETNS : strerror(-rc));
 	else if (v >= 2)
 		row(h, "net.core.bpf_jit_harden", HC_WARN,
 		    "sysctl -w net.core.bpf_jit_harden=1 (hardens "
@@ -288,8 +297,8 @@ static void check_bpf_sysctls(struct hc *h)
 /* ------------------------------------------------- mounts and memory */
 
 /* Mount point of the first mount of fstype (or at path, when given). */
-static bool find_mount(const struct hc *h, const char *fstype,
-		       const char *at, char *where, size_t len)
+static bool find_mount(const struct hc *h, const char *fstype, const char *at,
+		       char *where, size_t len)
 {
 	char path[PATH_MAX], line[1024], mnt[512], type[64];
 	bool found = false;
@@ -520,8 +529,8 @@ static void check_numa(struct hc *h)
  * A profile's queues_cmd with its placeholders filled in: the word IFNAME
  * and every standalone word N.
  */
-static void queues_fix(const char *tmpl, const char *ifname, int n,
-		       char *buf, size_t len)
+static void queues_fix(const char *tmpl, const char *ifname, int n, char *buf,
+		       size_t len)
 {
 	FILE *out = fmemopen(buf, len, "w");
 	const char *s;
@@ -577,8 +586,8 @@ static void check_queues(struct hc *h)
 		    rxq, workers);
 	else
 		row(h, "queues", HC_OK, NULL,
-		    "%d RX queue(s), %d worker(s): %d per worker", rxq,
-		    workers, rxq / workers);
+		    "%d RX queue(s), %d worker(s): %d per worker", rxq, workers,
+		    rxq / workers);
 }
 
 /* IRQs of the device: its MSI vectors (a virtio NIC's are its parent's). */
@@ -675,11 +684,11 @@ struct hc_check {
 };
 
 static const struct hc_check checks[] = {
-	{check_kernel, false},	   {check_bpf_sysctls, false},
-	{check_mounts, false},	   {check_hugepages, false},
-	{check_memlock, false},	   {check_workers, false},
-	{check_driver, true},	   {check_numa, true},
-	{check_queues, true},	   {check_irqs, true},
+	{check_kernel, false},	 {check_bpf_sysctls, false},
+	{check_mounts, false},	 {check_hugepages, false},
+	{check_memlock, false},	 {check_workers, false},
+	{check_driver, true},	 {check_numa, true},
+	{check_queues, true},	 {check_irqs, true},
 	{check_busy_poll, true},
 };
 

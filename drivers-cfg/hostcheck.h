@@ -26,9 +26,9 @@ struct ferry_host_probes {
 };
 
 struct ferry_hostcheck_params {
-	const char *root;   /* NULL or "": the real host */
-	const char *ifname; /* NULL: host rows only */
-	uint64_t cpus;	    /* worker CPUs; 0: every online CPU */
+	const char *root;      /* NULL or "": the real host */
+	const char *ifname;    /* NULL: host rows only */
+	uint64_t cpus;	       /* worker CPUs; 0: every online CPU */
 	const char *cpus_from; /* said in the "workers" row */
 	const struct ferry_host_probes *probes; /* NULL: the real ones */
 };
