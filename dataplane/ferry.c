@@ -335,6 +335,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 {
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
+	char auto_note[64] = "";
 	int i, err;
 
 	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
@@ -400,14 +401,18 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	f->ports[f->n_ports++] = p;
 	if (p->numa_warning[0])
 		log_warn("port %s: %s", p->name, p->numa_warning);
+	if (p->mode_req == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
+		snprintf(auto_note, sizeof(auto_note),
+			 " (auto: profile %s has no zero-copy)",
+			 p->profile->driver);
+	else if (p->mode_req == FERRY_XSK_AUTO && !p->zerocopy)
+		snprintf(auto_note, sizeof(auto_note),
+			 " (auto: zero-copy unavailable)");
 	log_info("port %s: %s (driver %s, profile %s) queues %u-%u, %s "
 		 "mode%s, %s XDP, UMEM on %s%s",
 		 p->name, p->ifname, p->driver, p->profile->driver, p->q_first,
 		 p->q_first + p->n_queues - 1,
-		 p->zerocopy ? "zero-copy" : "copy",
-		 p->mode_req == FERRY_XSK_AUTO && !p->zerocopy
-			 ? " (auto: zero-copy unavailable)"
-			 : "",
+		 p->zerocopy ? "zero-copy" : "copy", auto_note,
 		 p->xdp_generic ? "generic" : "native",
 		 p->hugepages ? "2 MB hugepages" : "ordinary pages",
 		 p->hugepages ? "" : " (no free hugepages)");
