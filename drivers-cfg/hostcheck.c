@@ -242,9 +242,8 @@ static void check_kernel(struct hc *h)
 /* -------------------------------------------------------- BPF sysctls */
 
 /* net.core.bpf_* exist only in the initial network namespace. */
-#define NOT_IN_NETNS                                                           \
-	"not visible in this network namespace; run the check in the "         \
-	"host's"
+#define NOT_IN_NETNS "not visible in this network namespace"
+#define FIX_NETNS    "ferryctl host check in the host's network namespace"
 
 static void check_bpf_sysctls(struct hc *h)
 {
@@ -253,7 +252,7 @@ static void check_bpf_sysctls(struct hc *h)
 
 	rc = read_long(h, &v, "/proc/sys/net/core/bpf_jit_enable");
 	if (rc)
-		row(h, "net.core.bpf_jit_enable", HC_WARN, NULL, "%s",
+		row(h, "net.core.bpf_jit_enable", HC_WARN, FIX_NETNS, "%s",
 		    rc == -ENOENT ? NOT_IN_NETNS : strerror(-rc));
 	else if (v)
 		row(h, "net.core.bpf_jit_enable", HC_OK, NULL, "%ld", v);
@@ -265,7 +264,7 @@ static void check_bpf_sysctls(struct hc *h)
 
 	rc = read_long(h, &v, "/proc/sys/net/core/bpf_jit_harden");
 	if (rc)
-		row(h, "net.core.bpf_jit_harden", HC_WARN, NULL, "%s",
+		row(h, "net.core.bpf_jit_harden", HC_WARN, FIX_NETNS, "%s",
 		    rc == -ENOENT ? NOT_IN_NETNS : strerror(-rc));
 	else if (v >= 2)
 		row(h, "net.core.bpf_jit_harden", HC_WARN,
@@ -279,8 +278,8 @@ static void check_bpf_sysctls(struct hc *h)
 		    "%ld: ferry's programs (privileged) are not blinded", v);
 
 	if (read_long(h, &v, "/proc/sys/kernel/unprivileged_bpf_disabled"))
-		row(h, "kernel.unprivileged_bpf_disabled", HC_WARN, NULL,
-		    "unreadable");
+		row(h, "kernel.unprivileged_bpf_disabled", HC_WARN,
+		    "sysctl kernel.unprivileged_bpf_disabled", "unreadable");
 	else if (!v)
 		row(h, "kernel.unprivileged_bpf_disabled", HC_WARN,
 		    "sysctl -w kernel.unprivileged_bpf_disabled=2",
@@ -354,7 +353,8 @@ static void check_hugepages(struct hc *h)
 		 need, nr + need);
 	if (read_long(h, &nr, "%s/nr_hugepages", dir) ||
 	    read_long(h, &free_pages, "%s/free_hugepages", dir)) {
-		row(h, "hugepages 2M", HC_WARN, NULL,
+		row(h, "hugepages 2M", HC_WARN,
+		    "a kernel with CONFIG_HUGETLBFS and 2 MB pages",
 		    "no 2 MB hugepage pool: UMEM on ordinary pages");
 		return;
 	}
@@ -402,7 +402,7 @@ static void check_memlock(struct hc *h)
 		fclose(f);
 	ipc_lock = caps & (1ull << CAP_IPC_LOCK_BIT);
 	if (!soft[0])
-		row(h, "memlock", HC_WARN, NULL, "unreadable");
+		row(h, "memlock", HC_WARN, "ulimit -l", "unreadable");
 	else if (!strcmp(soft, "unlimited"))
 		row(h, "memlock", HC_OK, NULL, "unlimited");
 	else if (ipc_lock)
@@ -572,8 +572,8 @@ static void check_queues(struct hc *h)
 	snprintf(fix, sizeof(fix), "%s (or queues %s %d in host-setup.conf)",
 		 cmd, h->ifname, workers);
 	if (!rxq)
-		row(h, "queues", HC_WARN, NULL, "%s: no queues in sysfs",
-		    h->ifname);
+		row(h, "queues", HC_WARN, "ethtool -l IFNAME",
+		    "%s: no queues in sysfs", h->ifname);
 	else if (rxq < workers)
 		row(h, "queues", HC_WARN, fix,
 		    "%d RX queue(s), %d workers: %d worker(s) get no queue "
@@ -659,7 +659,7 @@ static void check_busy_poll(struct hc *h)
 		 "host-setup.conf",
 		 h->ifname);
 	if (defer < 0 || gft < 0)
-		row(h, "busy-poll", HC_WARN, NULL,
+		row(h, "busy-poll", HC_WARN, "a kernel with these (5.10+)",
 		    "napi_defer_hard_irqs/gro_flush_timeout unreadable");
 	else if (!h->profile->zerocopy)
 		row(h, "busy-poll", HC_OK, NULL,

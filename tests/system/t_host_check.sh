@@ -13,9 +13,16 @@ set -euo pipefail
 HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB
 HUGE_BEFORE=$(cat "$HUGE/nr_hugepages")
 tb_init
-# The hugepage pool is host-wide: whatever happens, put it back.
-# shellcheck disable=SC2154 # rc is set in the trap string
-trap 'rc=$?; echo "$HUGE_BEFORE" >"$HUGE/nr_hugepages"; (exit $rc); tb_cleanup' EXIT
+# The hugepage pool is host-wide: whatever happens, put it back, then let
+# testbed clean up with the test's exit status.
+huge_cleanup() {
+	local rc=$?
+	set +e
+	echo "$HUGE_BEFORE" >"$HUGE/nr_hugepages"
+	(exit "$rc")
+	tb_cleanup
+}
+trap huge_cleanup EXIT
 tb_ns dut
 tb_ns peer
 tb_veth dut d0 peer p0 2
@@ -47,6 +54,11 @@ assert_json '[.data[] | select(.status != "ok" and .fix == "-")] | length' 0 "$o
 # the table for people has the four columns
 assert_match "table header" "^check +status +value +fix" \
 	"$(tb_exec dut "$FERRYCTL" -s "$nosock" host check 2>/dev/null | head -1)"
+
+# ---- in the host's own namespace the net.core BPF sysctls are visible
+out=$("$FERRYCTL" -s "$nosock" -j host check 2>/dev/null)
+assert_match "bpf_jit_harden on the host" "^[0-2]: " "$(val net.core.bpf_jit_harden <<<"$out")"
+assert_match "bpf_jit_enable on the host" "^[0-9]" "$(val net.core.bpf_jit_enable <<<"$out")"
 
 # ---- bpffs absent: plain `ip netns exec` gives a fresh /sys without it
 out=$(ip netns exec "$NS" "$FERRYCTL" -s "$nosock" -j host check 2>/dev/null)
