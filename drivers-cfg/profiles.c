@@ -45,14 +45,14 @@ static const struct ferry_driver_profile profiles[] = {
 			 "XDP_REDIRECT into a veth needs an XDP program or "
 			 "GRO on its peer, else frames vanish uncounted",
 		.ref = "drivers/net/veth.c (VETH_RING_SIZE, veth_xdp_set); "
-		       "docs/KERNEL-NOTES",
+		       "measured: docs/notes-drivers.md",
 	},
 	{
 		.driver = "virtio_net",
 		.native_xdp = true,
-		.zerocopy = false,
-		.wakeup_fill = false,
-		.wakeup_tx_always = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 256,
 		.ring_max = 1024,

@@ -24,7 +24,7 @@ static const struct {
 	bool zerocopy;
 	bool ntuple;
 } known[] = {
-	{"veth", false, false},	   {"virtio_net", false, false},
+	{"veth", false, false},	   {"virtio_net", true, false},
 	{"mlx5_core", true, true}, {"ice", true, true},
 	{"i40e", true, true},	   {"ixgbe", true, true},
 	{"igc", true, true},	   {"ena", false, false},
