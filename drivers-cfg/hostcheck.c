@@ -347,10 +347,6 @@ static void check_hugepages(struct hc *h)
 	long need = (long)workers * FERRY_HOSTCHECK_UMEM_MB / 2;
 	char fix[160];
 
-	snprintf(fix, sizeof(fix),
-		 "ferry-host-setup (hugepages %ld) or sysctl -w "
-		 "vm.nr_hugepages=%ld",
-		 need, nr + need);
 	if (read_long(h, &nr, "%s/nr_hugepages", dir) ||
 	    read_long(h, &free_pages, "%s/free_hugepages", dir)) {
 		row(h, "hugepages 2M", HC_WARN,
@@ -358,10 +354,11 @@ static void check_hugepages(struct hc *h)
 		    "no 2 MB hugepage pool: UMEM on ordinary pages");
 		return;
 	}
+	/* The pool to ask for: what others use now plus what ferry needs. */
 	snprintf(fix, sizeof(fix),
 		 "ferry-host-setup (hugepages %ld) or sysctl -w "
 		 "vm.nr_hugepages=%ld",
-		 nr + need - free_pages, nr + need - free_pages);
+		 nr - free_pages + need, nr - free_pages + need);
 	if (free_pages >= need)
 		row(h, "hugepages 2M", HC_OK, NULL,
 		    "%ld free of %ld; %d worker(s) need %ld", free_pages, nr,
