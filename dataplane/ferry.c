@@ -138,18 +138,21 @@ uint64_t ferry_worker_cpus(const struct ferry *f)
 	return f->cpumask;
 }
 
-/* With no `workers` command, one worker on the last CPU ferryd may use. */
-static int workers_default(struct ferry *f, char *msg, size_t len)
+/*
+ * With no `workers` command, one worker on the last CPU ferryd may use on
+ * the first port's NIC node (any node when it has none).
+ */
+static int workers_default(struct ferry *f, int nic_node, char *msg, size_t len)
 {
-	uint64_t allowed = ferry_allowed_cpus();
-	int cpu;
+	int cpu_node[FERRY_NUMA_MAX_CPUS], cpu;
 
 	if (f->n_workers)
 		return 0;
-	if (!allowed)
+	ferry_numa_cpu_nodes(cpu_node);
+	cpu = ferry_numa_pick_cpu(nic_node, ferry_allowed_cpus(), cpu_node);
+	if (cpu < 0)
 		return ferry_fail(msg, len, -EINVAL,
 				  "no CPU available for a worker");
-	cpu = 63 - __builtin_clzll(allowed);
 	log_info("no workers configured: starting one on CPU %d", cpu);
 	return workers_make(f, 1ull << cpu, f->idle, msg, len);
 }
@@ -363,7 +366,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return ferry_fail(msg, len, -ERANGE,
 				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
 				  ifi.n_rxq, ifi.n_rxq - 1);
-	err = workers_default(f, msg, len);
+	err = workers_default(f, ifi.numa_node, msg, len);
 	if (err)
 		return err;
 

@@ -85,6 +85,19 @@ int ferry_numa_warning(const struct ferry_numa_plan *plan, const char *ifname,
 	return n < 0 ? 0 : n;
 }
 
+int ferry_numa_pick_cpu(int nic_node, uint64_t allowed,
+			const int cpu_node[FERRY_NUMA_MAX_CPUS])
+{
+	int c;
+
+	if (!allowed)
+		return -1;
+	for (c = FERRY_NUMA_MAX_CPUS - 1; nic_node >= 0 && c >= 0; c--)
+		if ((allowed & (1ull << c)) && cpu_node[c] == nic_node)
+			return c;
+	return 63 - __builtin_clzll(allowed);
+}
+
 void ferry_numa_cpu_nodes(int cpu_node[FERRY_NUMA_MAX_CPUS])
 {
 	int c, ok = numa_available() >= 0;

@@ -35,6 +35,15 @@ int ferry_numa_warning(const struct ferry_numa_plan *plan, const char *ifname,
 		       int nic_node, const int cpu_node[FERRY_NUMA_MAX_CPUS],
 		       char *buf, size_t len);
 
+/*
+ * The CPU for a worker ferry starts on its own (no `workers` given): the
+ * highest allowed CPU on the NIC's node, else the highest allowed one
+ * (the last CPU is the one least likely to take the host's housekeeping).
+ * -1 when nothing is allowed.
+ */
+int ferry_numa_pick_cpu(int nic_node, uint64_t allowed,
+			const int cpu_node[FERRY_NUMA_MAX_CPUS]);
+
 /* This host's CPU -> node map from libnuma; -1 without NUMA support. */
 void ferry_numa_cpu_nodes(int cpu_node[FERRY_NUMA_MAX_CPUS]);
 

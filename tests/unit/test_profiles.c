@@ -164,6 +164,23 @@ static void test_numa_many_nodes(void **state)
 	assert_int_equal(plan.off_node, 0);
 }
 
+static void test_numa_default_worker_cpu(void **state)
+{
+	int cpu_node[FERRY_NUMA_MAX_CPUS];
+
+	(void)state;
+	topo(cpu_node, 8, 4); /* node 0: 0-3, node 1: 4-7 */
+	/* the last allowed CPU on the NIC's node */
+	assert_int_equal(ferry_numa_pick_cpu(0, 0xff, cpu_node), 3);
+	assert_int_equal(ferry_numa_pick_cpu(1, 0xff, cpu_node), 7);
+	assert_int_equal(ferry_numa_pick_cpu(0, 0xf5, cpu_node), 2);
+	/* none allowed there: the last allowed anywhere */
+	assert_int_equal(ferry_numa_pick_cpu(0, 0xf0, cpu_node), 7);
+	/* no node (veth, this machine): the last allowed */
+	assert_int_equal(ferry_numa_pick_cpu(-1, 0x3, cpu_node), 1);
+	assert_int_equal(ferry_numa_pick_cpu(0, 0, cpu_node), -1);
+}
+
 static void test_cpulist_fmt(void **state)
 {
 	char buf[64];
@@ -187,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_numa_one_node),
 		cmocka_unit_test(test_numa_other_node_warns),
 		cmocka_unit_test(test_numa_many_nodes),
+		cmocka_unit_test(test_numa_default_worker_cpu),
 		cmocka_unit_test(test_cpulist_fmt),
 	};
 
