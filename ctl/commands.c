@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_host.h"
 #include "commands.h"
 #include "ferry_abi.h"
 #include "ferry.h"
@@ -211,8 +212,10 @@ static int kw_xdp(const char *val, void *dst, struct ctl_err *err)
 {
 	int m, rc = ctl_parse_choice(val, xdp_words, &m, "xdp", err);
 
-	if (!rc)
+	if (!rc) {
 		((struct ferry_port_params *)dst)->xdp_generic = m == 1;
+		((struct ferry_port_params *)dst)->xdp_given = true;
+	}
 	return rc;
 }
 
@@ -773,6 +776,20 @@ out_text:
 	return rc;
 }
 
+/* --------------------------------------------------------------- host */
+
+static int cmd_host_check(void *ctx, int argc, char **argv, json_t **data,
+			  struct ctl_err *err)
+{
+	uint64_t cpus = ferry_worker_cpus(F(ctx));
+
+	return ctl_host_check(argc, argv, cpus,
+			      cpus ? "ferryd's workers"
+				   : "no workers yet: "
+				     "every online CPU",
+			      data, err);
+}
+
 /* -------------------------------------------------------------- table */
 
 static const struct ctl_cmd commands[] = {
@@ -837,6 +854,7 @@ static const struct ctl_cmd commands[] = {
 	{"show config", "", "the running configuration as commands",
 	 cmd_show_config},
 	{"save", "FILE", "write the running configuration to FILE", cmd_save},
+	{"host check", HOST_CHECK_ARGS, HOST_CHECK_HELP, cmd_host_check},
 };
 
 const struct ctl_cmd *ferryd_commands(size_t *n)

@@ -10,6 +10,7 @@
  * for stats every INTERVAL seconds and redraws a compact table, like top.
  */
 #include "client.h"
+#include "cmd_host.h"
 #include "proto.h"
 #include "render.h"
 #include "watch.h"
@@ -80,6 +81,51 @@ static int build_line(int argc, char **argv, char *line, size_t size)
 	return (int)len;
 }
 
+/* ---- commands that work without a daemon ---- */
+
+static int host_check_local(void *ctx, int argc, char **argv, json_t **data,
+			    struct ctl_err *err)
+{
+	return ctl_host_check(argc, argv, 0, "no ferryd: every online CPU",
+			      data, err);
+}
+
+/* The same grammar and handler as ferryd's, run in this process. */
+static const struct ctl_cmd local_commands[] = {
+	{"host check", HOST_CHECK_ARGS, HOST_CHECK_HELP, host_check_local},
+};
+
+static bool runs_locally(int argc, char **argv)
+{
+	int used;
+
+	return ctl_lookup(local_commands,
+			  sizeof(local_commands) / sizeof(local_commands[0]),
+			  argc, argv, &used) != NULL;
+}
+
+/* line: one command line without its newline. */
+static int run_local(const char *path, const char *line, bool json_out)
+{
+	char *reply;
+	int rc;
+
+	fprintf(stderr,
+		"ferryctl: no ferryd answers on %s; checking this host "
+		"from ferryctl itself\n",
+		path);
+	reply = ctl_execute(local_commands,
+			    sizeof(local_commands) / sizeof(local_commands[0]),
+			    NULL, line, NULL);
+	if (!reply) {
+		fprintf(stderr, "ferryctl: out of memory\n");
+		return EXIT_COMM;
+	}
+	rc = print_reply(reply, json_out);
+	free(reply);
+	return rc;
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -129,6 +175,10 @@ int main(int argc, char **argv)
 		return watch_run(path, line, (size_t)len, json_out, &watch);
 
 	fd = client_connect(path);
+	if (fd < 0 && runs_locally(n_words, argv + optind)) {
+		line[len - 1] = '\0';
+		return run_local(path, line, json_out);
+	}
 	if (fd < 0) {
 		fprintf(stderr, "ferryctl: cannot connect to %s: %s\n", path,
 			strerror(-fd));

@@ -16,6 +16,7 @@
 #include "ferry_int.h"
 #include "log.h"
 #include "spread.h"
+#include "numaplace.h"
 #include "steer.h"
 
 #define DRAIN_TIMEOUT_MS 500
@@ -128,18 +129,26 @@ int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 	return workers_make(f, cpumask, idle, msg, len);
 }
 
-/* With no `workers` command, one worker on the last CPU ferryd may use. */
-static int workers_default(struct ferry *f, char *msg, size_t len)
+uint64_t ferry_worker_cpus(const struct ferry *f)
 {
-	uint64_t allowed = ferry_allowed_cpus();
-	int cpu;
+	return f->cpumask;
+}
+
+/*
+ * With no `workers` command, one worker on the last CPU ferryd may use on
+ * the first port's NIC node (any node when it has none).
+ */
+static int workers_default(struct ferry *f, int nic_node, char *msg, size_t len)
+{
+	int cpu_node[FERRY_NUMA_MAX_CPUS], cpu;
 
 	if (f->n_workers)
 		return 0;
-	if (!allowed)
+	ferry_numa_cpu_nodes(cpu_node);
+	cpu = ferry_numa_pick_cpu(nic_node, ferry_allowed_cpus(), cpu_node);
+	if (cpu < 0)
 		return ferry_fail(msg, len, -EINVAL,
 				  "no CPU available for a worker");
-	cpu = 63 - __builtin_clzll(allowed);
 	log_info("no workers configured: starting one on CPU %d", cpu);
 	return workers_make(f, 1ull << cpu, f->idle, msg, len);
 }
@@ -263,7 +272,7 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		struct ferry_xsk_params xp = {
 			.ifindex = p->ifindex,
 			.queue = p->q_first + i,
-			.mode = p->mode_req,
+			.mode = p->mode_bind,
 			.need_wakeup = true,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
@@ -354,18 +363,52 @@ static int spread_check(const struct ferry *f,
 	return 0;
 }
 
+/*
+ * What the driver's profile decides: `mode auto` binds copy mode straight
+ * away on a driver without zero-copy (no failed zero-copy bind first),
+ * and without an `xdp` keyword the profile picks native or generic XDP.
+ * An explicit request is always tried as asked.
+ */
+static void port_apply_profile(struct ferry_port *p,
+			       const struct ferry_port_params *pp)
+{
+	p->mode_bind = p->mode_req;
+	if (p->mode_req == FERRY_XSK_AUTO && !p->profile->zerocopy)
+		p->mode_bind = FERRY_XSK_COPY;
+	p->xdp_from_profile = !pp->xdp_given;
+	p->xdp_generic =
+		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
+}
+
+/* Warns (never moves anything) when p's workers sit off the NIC's node. */
+static void port_numa_check(const struct ferry *f, struct ferry_port *p)
+{
+	int cpu_node[FERRY_NUMA_MAX_CPUS];
+	struct ferry_numa_plan plan;
+	uint64_t cpus = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues && i < (uint32_t)f->n_workers; i++)
+		cpus |= 1ull << f->workers[i]->cpu;
+	ferry_numa_cpu_nodes(cpu_node);
+	ferry_numa_plan(p->numa_node, cpus, cpu_node, &plan);
+	ferry_numa_warning(&plan, p->ifname, p->numa_node, cpu_node,
+			   p->numa_warning, sizeof(p->numa_warning));
+}
+
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len)
 {
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
+	char auto_note[64] = "";
 	int i, err;
 
 	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
-		return ferry_fail(
-			msg, len, -EINVAL,
-			"bad port name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
-			pp->name, FERRY_NAME_MAX - 1);
+		return ferry_fail(msg, len, -EINVAL,
+				  "bad port name '%s' (1-%d of A-Z a-z "
+				  "0-9 _ . -)",
+				  pp->name, FERRY_NAME_MAX - 1);
 	if (ferry_port_find(f, pp->name))
 		return ferry_fail(msg, len, -EEXIST, "port %s exists",
 				  pp->name);
@@ -386,7 +429,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return ferry_fail(msg, len, -ERANGE,
 				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
 				  ifi.n_rxq, ifi.n_rxq - 1);
-	err = workers_default(f, msg, len);
+	err = workers_default(f, ifi.numa_node, msg, len);
 	if (err)
 		return err;
 	if (pp->spread_cpus) {
@@ -410,7 +453,15 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	if (p->n_queues > FERRY_MAX_QUEUES)
 		p->n_queues = FERRY_MAX_QUEUES;
 	p->mode_req = pp->mode;
-	p->xdp_generic = pp->xdp_generic;
+	port_apply_profile(p, pp);
+	if (pp->spread_cpus && p->xdp_generic) {
+		ferry_fail(msg, len, -EOPNOTSUPP,
+			   "spread needs native XDP, and profile %s picks "
+			   "generic XDP for %s",
+			   p->profile->driver, pp->ifname);
+		free(p);
+		return -EOPNOTSUPP;
+	}
 	p->busy_poll = pp->busy_poll;
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
 	p->spread_cpus = pp->spread_cpus;
@@ -426,6 +477,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	}
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
+	port_numa_check(f, p);
 	err = p->spread_n ? ferry_spread_open(f, p, msg, len)
 			  : port_open(f, p, msg, len);
 	if (err == -EAGAIN && p->spread_n) {
@@ -447,17 +499,24 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	}
 	f->ports[f->n_ports++] = p;
 	if (p->spread_n)
-		log_info("port %s: queue %u spread over %u workers (%s), %s",
+		log_info("port %s: queue %u spread over %u workers "
+			 "(%s), %s",
 			 p->name, p->q_first, p->spread_n,
 			 ferry_spread_via_name(p->spread_via), p->spread_note);
-	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
-		 "UMEM on %s%s",
-		 p->name, p->ifname, p->driver, p->q_first,
+	if (p->numa_warning[0])
+		log_warn("port %s: %s", p->name, p->numa_warning);
+	if (p->mode_req == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
+		snprintf(auto_note, sizeof(auto_note),
+			 " (auto: profile %s has no zero-copy)",
+			 p->profile->driver);
+	else if (p->mode_req == FERRY_XSK_AUTO && !p->zerocopy)
+		snprintf(auto_note, sizeof(auto_note),
+			 " (auto: zero-copy unavailable)");
+	log_info("port %s: %s (driver %s, profile %s) queues %u-%u, %s "
+		 "mode%s, %s XDP, UMEM on %s%s",
+		 p->name, p->ifname, p->driver, p->profile->driver, p->q_first,
 		 p->spread_n ? p->q_first : p->q_first + p->n_queues - 1,
-		 p->zerocopy ? "zero-copy" : "copy",
-		 p->mode_req == FERRY_XSK_AUTO && !p->zerocopy
-			 ? " (auto: zero-copy unavailable)"
-			 : "",
+		 p->zerocopy ? "zero-copy" : "copy", auto_note,
 		 p->xdp_generic ? "generic" : "native",
 		 p->hugepages ? "2 MB hugepages" : "ordinary pages",
 		 p->hugepages ? "" : " (no free hugepages)");
@@ -490,7 +549,8 @@ static void port_drain(struct ferry_port *p)
 			usleep(1000);
 	} while (busy && ferry_now_ns() < deadline);
 	if (busy)
-		log_warn("port %s: not drained after %d ms; closing anyway",
+		log_warn("port %s: not drained after %d ms; closing "
+			 "anyway",
 			 p->name, DRAIN_TIMEOUT_MS);
 }
 
@@ -503,11 +563,11 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 		return ferry_fail(msg, len, -ENOENT, "no port %s", name);
 	for (i = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p && f->ports[i]->peer == p)
-			return ferry_fail(
-				msg, len, -EBUSY,
-				"port %s is the egress of 'xconnect %s %s'; "
-				"delete that first",
-				name, f->ports[i]->name, name);
+			return ferry_fail(msg, len, -EBUSY,
+					  "port %s is the egress of "
+					  "'xconnect %s %s'; "
+					  "delete that first",
+					  name, f->ports[i]->name, name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	/* No new frames into our sockets; then let the rings empty. */
@@ -575,11 +635,12 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	p->app = app;
 	p->peer = peer;
 	if (missing)
-		log_warn(
-			"xconnect %s %s: %u queue(s) of %s sit on workers that "
-			"serve no queue of %s; their frames are dropped "
-			"(no_tx_queue)",
-			p->name, peer->name, missing, p->name, peer->name);
+		log_warn("xconnect %s %s: %u queue(s) of %s sit on "
+			 "workers that "
+			 "serve no queue of %s; their frames are "
+			 "dropped "
+			 "(no_tx_queue)",
+			 p->name, peer->name, missing, p->name, peer->name);
 	return 0;
 }
 
@@ -605,10 +666,10 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	if (!p)
 		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
 	if (p->gen && ferry_gen_running(p->gen))
-		return ferry_fail(
-			msg, len, -EBUSY,
-			"a generator is running on %s; 'gen stop %s' first",
-			port, port);
+		return ferry_fail(msg, len, -EBUSY,
+				  "a generator is running on %s; 'gen "
+				  "stop %s' first",
+				  port, port);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	p->gen_prev = 0;
@@ -620,7 +681,8 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	p->gen = ferry_gen_start(gp, msg, len);
 	if (!p->gen)
 		return -errno;
-	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate %s%llu, "
+	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate "
+		 "%s%llu, "
 		 "count %llu",
 		 port, ferry_gen_engine_name(p->gen), gp->size, gp->flows,
 		 gp->rate ? "" : "max ", (unsigned long long)gp->rate,

@@ -35,6 +35,8 @@ int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len);
 int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
 		      char *msg, size_t len);
 int ferry_port_count(const struct ferry *f);
+/* CPUs of the running workers; 0 before any started. */
+uint64_t ferry_worker_cpus(const struct ferry *f);
 /* Drains and deletes every port (xconnects first); 0 or -EIO. */
 int ferry_ports_del_all(struct ferry *f);
 
@@ -46,6 +48,7 @@ struct ferry_port_params {
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
+	bool xdp_given; /* else the driver profile picks native or generic */
 	bool busy_poll;
 	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
 	uint64_t spread_cpus; /* software RSS over these workers; 0: off */

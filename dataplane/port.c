@@ -352,6 +352,12 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 		err = bpf_xdp_attach(p->ifindex, prog_fd,
 				     mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	}
+	if (err == -EOPNOTSUPP && !p->xdp_generic)
+		return ferry_fail(msg, len, err,
+				  "%s (driver %s) has no native XDP; add "
+				  "'xdp generic' (slower: runs after the skb "
+				  "is built)",
+				  p->ifname, p->driver);
 	if (err)
 		return ferry_fail(
 			msg, len, err, "%s: cannot attach XDP in %s mode: %s",

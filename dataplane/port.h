@@ -41,7 +41,9 @@ struct ferry_port {
 	uint32_t q_first;
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode_req;
+	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
 	bool xdp_generic;
+	bool xdp_from_profile; /* no `xdp` given: the profile chose */
 	bool busy_poll;
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
 	enum ferry_app app;
@@ -62,9 +64,10 @@ struct ferry_port {
 	uint8_t spread_via;   /* enum ferry_spread_via asked for */
 	uint8_t spread_n;     /* sockets spread over; 0: not (or fell back) */
 	struct ferry_spread_rets *spread_rets;
-	char spread_note[192]; /* the probe's result, or why it fell back */
-	struct ferry_gen *gen; /* generator sending out of this port */
-	uint64_t gen_prev;     /* sampler: generator frames at the last tick */
+	char spread_note[192];	/* the probe's result, or why it fell back */
+	char numa_warning[256]; /* empty: workers on the NIC's node */
+	struct ferry_gen *gen;	/* generator sending out of this port */
+	uint64_t gen_prev;	/* sampler: generator frames at the last tick */
 	double gen_pps;
 };
 

@@ -36,6 +36,7 @@ static const char *const mode_req_names[] = {
 static json_t *port_json(const struct ferry_port *p)
 {
 	json_t *o = json_object(), *workers = json_array();
+	json_t *warnings = json_array();
 	char app[64], mac[18];
 	uint64_t seen = 0;
 	uint32_t i;
@@ -48,6 +49,8 @@ static json_t *port_json(const struct ferry_port *p)
 			json_array_append_new(workers, json_integer(w->id));
 		}
 	}
+	if (p->numa_warning[0])
+		json_array_append_new(warnings, json_string(p->numa_warning));
 	if (p->app == FERRY_APP_XCONNECT)
 		snprintf(app, sizeof(app), "xconnect %s", p->peer->name);
 	else
@@ -60,6 +63,9 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "mac", json_string(mac));
 	json_object_set_new(o, "driver", json_string(p->driver));
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
+	json_object_set_new(
+		o, "xdp_chosen_by",
+		json_string(p->xdp_from_profile ? "profile" : "request"));
 	json_object_set_new(o, "queue_first", json_integer(p->q_first));
 	json_object_set_new(o, "queues", json_integer(p->n_queues));
 	json_object_set_new(o, "mode", json_string(mode_name(p->zerocopy)));
@@ -90,6 +96,7 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "cpumap_enqueue_drops_measured",
 			    json_boolean(p->cpumap_tp != NULL));
 	json_object_set_new(o, "workers", workers);
+	json_object_set_new(o, "warnings", warnings);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
 	return o;

@@ -4,143 +4,218 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "profiles.h"
 
 #define ETHTOOL_L "ethtool -L IFNAME combined N"
+/* XDP_PACKET_HEADROOM: every driver in the table reserves exactly this. */
+#define XDP_HEADROOM 256
+/*
+ * A single-buffer XDP frame lives in one 4 KiB page with the headroom and
+ * struct skb_shared_info (320 bytes) around it: 4096 - 256 - 320 - 14.
+ */
+#define XDP_MTU_PAGE 3506
 
-/* Sorted by nothing in particular; the last entry is the generic default. */
+/*
+ * Values are the drivers' own defaults and limits as of Linux 6.x; `ref`
+ * names the source file or document that says so. The last entry is the
+ * generic default.
+ */
 static const struct ferry_driver_profile profiles[] = {
-	{.driver = "veth",
-	 .native_xdp = true,
-	 .zerocopy = false,
-	 .wakeup_fill = false,
-	 .headroom = 256,
-	 .ring_default = 256,
-	 .ring_max = 256,
-	 .xdp_mtu_max = 3818,
-	 .ntuple = false,
-	 .queues_cmd = "ip link add ... numtxqueues N numrxqueues N",
-	 .quirk = "copy mode only; XDP_REDIRECT into a veth needs an XDP "
-		  "program (or GRO) on its peer"},
-	{.driver = "virtio_net",
-	 .native_xdp = true,
-	 .zerocopy = false,
-	 .wakeup_fill = false,
-	 .headroom = 256,
-	 .ring_default = 256,
-	 .ring_max = 1024,
-	 .xdp_mtu_max = 3506,
-	 .ntuple = false,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "native XDP needs as many queue pairs as CPUs (XDP_TX "
-		  "queues); zero-copy only on kernels >= 6.11 with vhost"},
-	{.driver = "mlx5_core",
-	 .native_xdp = true,
-	 .zerocopy = true,
-	 .wakeup_fill = true,
-	 .headroom = 256,
-	 .ring_default = 1024,
-	 .ring_max = 8192,
-	 .xdp_mtu_max = 3498,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "zero-copy sockets use dedicated XSK queues; see "
-		  "Documentation/networking/device_drivers/ethernet/"
-		  "mellanox/mlx5"},
-	{.driver = "ice",
-	 .native_xdp = true,
-	 .zerocopy = true,
-	 .wakeup_fill = true,
-	 .headroom = 256,
-	 .ring_default = 2048,
-	 .ring_max = 8160,
-	 .xdp_mtu_max = 3046,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "ring sizes are multiples of 32"},
-	{.driver = "i40e",
-	 .native_xdp = true,
-	 .zerocopy = true,
-	 .wakeup_fill = true,
-	 .headroom = 256,
-	 .ring_default = 512,
-	 .ring_max = 4096,
-	 .xdp_mtu_max = 3046,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "ring sizes are multiples of 32"},
-	{.driver = "ixgbe",
-	 .native_xdp = true,
-	 .zerocopy = true,
-	 .wakeup_fill = true,
-	 .headroom = 256,
-	 .ring_default = 512,
-	 .ring_max = 4096,
-	 .xdp_mtu_max = 3046,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "XDP needs no more queues than the driver's XDP ring limit "
-		  "(64)"},
-	{.driver = "igc",
-	 .native_xdp = true,
-	 .zerocopy = true,
-	 .wakeup_fill = true,
-	 .headroom = 256,
-	 .ring_default = 256,
-	 .ring_max = 4096,
-	 .xdp_mtu_max = 1500,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "4 queues; no jumbo frames with XDP"},
-	{.driver = "ena",
-	 .native_xdp = true,
-	 .zerocopy = false,
-	 .wakeup_fill = false,
-	 .headroom = 256,
-	 .ring_default = 1024,
-	 .ring_max = 8192,
-	 .xdp_mtu_max = 3498,
-	 .ntuple = false,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "XDP needs half the queues free for XDP_TX; MTU <= 3498"},
-	{.driver = "bnxt_en",
-	 .native_xdp = true,
-	 .zerocopy = false,
-	 .wakeup_fill = false,
-	 .headroom = 256,
-	 .ring_default = 511,
-	 .ring_max = 2047,
-	 .xdp_mtu_max = 3498,
-	 .ntuple = true,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "no AF_XDP zero-copy upstream"},
-	{.driver = "generic",
-	 .native_xdp = false,
-	 .zerocopy = false,
-	 .wakeup_fill = false,
-	 .headroom = 256,
-	 .ring_default = 512,
-	 .ring_max = 4096,
-	 .xdp_mtu_max = 1500,
-	 .ntuple = false,
-	 .queues_cmd = ETHTOOL_L,
-	 .quirk = "unknown driver: generic XDP and copy mode assumed"},
+	{
+		.driver = "veth",
+		.native_xdp = true,
+		.zerocopy = false,
+		.wakeup_fill = false,
+		.wakeup_tx_always = true,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 256,
+		.ring_max = 256,
+		.xdp_mtu_max = XDP_MTU_PAGE,
+		.ntuple = false,
+		/* measured here: veth has rx/tx channels, no combined ones */
+		.queues_cmd = "ethtool -L IFNAME rx N tx N (at most the "
+			      "numrxqueues given at creation)",
+		.quirk = "copy mode only (zero-copy bind: EOPNOTSUPP); "
+			 "XDP_REDIRECT into a veth needs an XDP program or "
+			 "GRO on its peer, else frames vanish uncounted",
+		.ref = "drivers/net/veth.c (VETH_RING_SIZE, veth_xdp_set); "
+		       "measured: docs/notes-drivers.md",
+	},
+	{
+		.driver = "virtio_net",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 256,
+		.ring_max = 1024,
+		.xdp_mtu_max = XDP_MTU_PAGE,
+		.ntuple = false,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "native XDP wants a TX queue per CPU for XDP_TX "
+			 "(else it shares them under a lock); ring size is "
+			 "the hypervisor's; zero-copy only from Linux 6.11",
+		.ref = "drivers/net/virtio_net.c (virtnet_xdp_set)",
+	},
+	{
+		.driver = "mlx5_core",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 1024,
+		.ring_max = 8192,
+		.xdp_mtu_max = 3498,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "zero-copy sockets get dedicated XSK RQs numbered "
+			 "after the regular channels: steer flows to them "
+			 "with ethtool -N",
+		.ref = "Documentation/networking/device_drivers/ethernet/"
+		       "mellanox/mlx5/; drivers/net/ethernet/mellanox/mlx5/"
+		       "core/en/xsk/",
+	},
+	{
+		.driver = "ice",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 2048,
+		.ring_max = 8160,
+		.xdp_mtu_max = 3046,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "ring sizes are multiples of 32; attaching XDP "
+			 "reconfigures the VSI (link flaps)",
+		.ref = "drivers/net/ethernet/intel/ice/ice_ethtool.c, "
+		       "ice_xsk.c",
+	},
+	{
+		.driver = "i40e",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 512,
+		.ring_max = 4096,
+		.xdp_mtu_max = 3046,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "ring sizes are multiples of 32; XDP needs the 3 KiB "
+			 "RX buffers (MTU <= 3046)",
+		.ref = "drivers/net/ethernet/intel/i40e/i40e_main.c "
+		       "(i40e_xdp_setup), i40e_xsk.c",
+	},
+	{
+		.driver = "ixgbe",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 512,
+		.ring_max = 4096,
+		.xdp_mtu_max = 3046,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "XDP refuses more CPUs than its XDP TX ring limit "
+			 "(64 queues) and SR-IOV with DCB",
+		.ref = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c "
+		       "(ixgbe_xdp_setup)",
+	},
+	{
+		.driver = "igc",
+		.native_xdp = true,
+		.zerocopy = true,
+		.wakeup_fill = true,
+		.wakeup_tx_always = false,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 256,
+		.ring_max = 4096,
+		.xdp_mtu_max = 1500,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "4 queues at most; no jumbo frames with XDP",
+		.ref = "drivers/net/ethernet/intel/igc/igc_xdp.c",
+	},
+	{
+		.driver = "ena",
+		.native_xdp = true,
+		.zerocopy = false,
+		.wakeup_fill = false,
+		.wakeup_tx_always = true,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 1024,
+		.ring_max = 8192,
+		.xdp_mtu_max = 3498,
+		.ntuple = false,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "XDP needs half the queues free for XDP_TX, so use at "
+			 "most half the channels; MTU <= 3498",
+		.ref = "drivers/net/ethernet/amazon/ena/ena_xdp.c "
+		       "(ENA_XDP_MAX_MTU)",
+	},
+	{
+		.driver = "bnxt_en",
+		.native_xdp = true,
+		.zerocopy = false,
+		.wakeup_fill = false,
+		.wakeup_tx_always = true,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 511,
+		.ring_max = 2047,
+		.xdp_mtu_max = 3498,
+		.ntuple = true,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "no AF_XDP zero-copy upstream; XDP switches the RX "
+			 "rings to page mode",
+		.ref = "drivers/net/ethernet/broadcom/bnxt/bnxt_xdp.c",
+	},
+	{
+		.driver = "generic",
+		.native_xdp = false,
+		.zerocopy = false,
+		.wakeup_fill = false,
+		.wakeup_tx_always = true,
+		.headroom = XDP_HEADROOM,
+		.ring_default = 512,
+		.ring_max = 4096,
+		.xdp_mtu_max = 1500,
+		.ntuple = false,
+		.queues_cmd = ETHTOOL_L,
+		.quirk = "unknown driver: generic (skb) XDP and copy mode "
+			 "unless asked otherwise",
+		.ref = "Documentation/networking/af_xdp.rst",
+	},
 };
+
+#define N_PROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+const struct ferry_driver_profile *ferry_profiles(size_t *n)
+{
+	*n = N_PROFILES;
+	return profiles;
+}
 
 const struct ferry_driver_profile *ferry_profile_lookup(const char *driver)
 {
-	size_t i, n = sizeof(profiles) / sizeof(profiles[0]);
+	size_t i;
 
-	for (i = 0; driver && i < n - 1; i++)
+	for (i = 0; driver && i < N_PROFILES - 1; i++)
 		if (!strcmp(profiles[i].driver, driver))
 			return &profiles[i];
-	return &profiles[n - 1];
+	return &profiles[N_PROFILES - 1];
 }
 
 int ferry_driver_name(const char *ifname, char *buf, unsigned int len)

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hostcheck.h - is this host ready for ferry? One row per fact, each with
+ * a status and the fix: kernel features, bpffs, hugepages, memlock, BPF
+ * sysctls, and for one interface its driver, NUMA node, queues, IRQ
+ * affinity and busy-poll settings against the worker CPUs.
+ *
+ * Every file is read under params.root, so a test can point the check at a
+ * made-up tree; the few facts that are not files (can this process make an
+ * AF_XDP socket, a CPUMAP?) come through params.probes.
+ */
+#ifndef FERRY_HOSTCHECK_H
+#define FERRY_HOSTCHECK_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/worker.c */
+#define FERRY_HOSTCHECK_UMEM_MB 32
+
+/* Each returns 1 supported, 0 not, -errno when it could not tell. */
+struct ferry_host_probes {
+	int (*af_xdp)(void);
+	int (*map_type)(int bpf_map_type);
+};
+
+struct ferry_hostcheck_params {
+	const char *root;      /* NULL or "": the real host */
+	const char *ifname;    /* NULL: host rows only */
+	uint64_t cpus;	       /* worker CPUs; 0: every online CPU */
+	const char *cpus_from; /* said in the "workers" row */
+	const struct ferry_host_probes *probes; /* NULL: the real ones */
+};
+
+/*
+ * A JSON array of {check, status: ok|warn|fail, value, fix}; NULL with msg
+ * (and *err: -ENODEV, -EINVAL) for an interface that does not exist or a
+ * CPU that is not online.
+ */
+json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
+			 char *msg, size_t len);
+
+#endif /* FERRY_HOSTCHECK_H */
