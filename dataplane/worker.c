@@ -111,6 +111,8 @@ static void pq_reap_checked(struct ferry_worker *w, struct ferry_pq *pq)
 
 /* ------------------------------------------------- software RSS hand-back */
 
+static void worker_wake(struct ferry_worker *w);
+
 int ferry_ret_init(struct ferry_ret *r, uint32_t n_slots)
 {
 	memset(r, 0, sizeof(*r));
@@ -137,7 +139,13 @@ static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 	for (i = 0; i < n; i++)
 		r->addr[(prod + i) & r->mask] =
 			xsk_ring_cons__rx_desc(rx, idx + i)->addr;
-	__atomic_store_n(&r->prod, prod + n, __ATOMIC_RELEASE);
+	/* seq_cst, paired with owner_sleep(): either the owner sees the new
+	 * frames before it sleeps, or we see it asleep and wake it. Without
+	 * this an idle owner refills the shared fill ring only every
+	 * POLL_TIMEOUT_MS. */
+	__atomic_store_n(&r->prod, prod + n, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&r->owner->sleeping, __ATOMIC_SEQ_CST)))
+		worker_wake(r->owner);
 }
 
 /*
@@ -192,6 +200,7 @@ static inline void pq_kick(struct ferry_pq *pq)
 
 static inline void worker_flush_tx(struct ferry_worker *w)
 {
+	struct ferry_pq *foreign = NULL;
 	uint32_t i;
 
 	for (i = 0; i < w->n_touched; i++) {
@@ -200,12 +209,19 @@ static inline void worker_flush_tx(struct ferry_worker *w)
 		xsk_ring_prod__submit(&t->xsk->tx, t->tx_batch);
 		t->tx_batch = 0;
 		t->touched = 0;
+		if (unlikely(t->foreign))
+			foreign = t;
 	}
 	w->n_touched = 0;
 	/* One kick per ring that has anything unsent, touched or left over. */
 	for (i = 0; i < w->n_pq; i++)
 		if (ferry_xsk_tx_unsent(w->pq[i]->xsk))
 			pq_kick(w->pq[i]);
+	/* Completions of a foreign socket land in its owner's ring: a
+	 * sleeping owner would reap them only at its next timeout. */
+	if (unlikely(foreign) &&
+	    __atomic_load_n(&foreign->ret->owner->sleeping, __ATOMIC_SEQ_CST))
+		worker_wake(foreign->ret->owner);
 }
 
 /* ----------------------------------------------------------------- apps */
@@ -434,6 +450,23 @@ static void worker_park(struct ferry_worker *w)
 	__atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
 }
 
+/* Frames handed back and not yet taken: the owner must not sleep on them. */
+static bool rets_pending(const struct ferry_worker *w)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < w->n_pq; i++) {
+		const struct ferry_spread_rets *rs = w->pq[i]->rets;
+
+		for (j = 0; rs && j < rs->n; j++)
+			if (__atomic_load_n(&rs->ret[j].prod,
+					    __ATOMIC_SEQ_CST) !=
+			    rs->ret[j].cons)
+				return true;
+	}
+	return false;
+}
+
 /* Sleeps until a socket has frames, the control thread knocks, or ns pass. */
 static void worker_sleep(struct ferry_worker *w, uint64_t ns)
 {
@@ -442,10 +475,16 @@ static void worker_sleep(struct ferry_worker *w, uint64_t ns)
 	int n_pfd = (int)w->n_pq + 1;
 	uint64_t v;
 
+	__atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (rets_pending(w)) {
+		__atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+		return;
+	}
 	ferry_ctr_add(&w->c.polls, 1);
 	if (ppoll(w->pfd, (nfds_t)n_pfd, &ts, NULL) > 0 &&
 	    (w->pfd[w->n_pq].revents & POLLIN))
 		(void)!read(w->wake_fd, &v, sizeof(v));
+	__atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
 }
 
 uint32_t ferry_worker_poll_once(struct ferry_worker *w)
@@ -647,6 +686,7 @@ int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
 	pq->w = w;
 	pq->foreign = 1;
 	pq->ret = ret;
+	ret->owner = pool->w;
 	w->pq[w->n_pq++] = pq;
 	worker_build_pfd(w);
 	return 0;

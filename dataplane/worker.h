@@ -82,6 +82,7 @@ struct ferry_ret {
 	uint32_t cons __attribute__((aligned(64))); /* consumer writes */
 	uint32_t mask;
 	uint64_t *addr;
+	struct ferry_worker *owner; /* woken when it sleeps on a push */
 };
 
 /* A spread port's hand-back rings, owned by the port, drained by pq[0]. */
@@ -131,6 +132,7 @@ struct ferry_worker {
 	int pause_req;	      /* control -> worker, atomic */
 	int paused;	      /* worker -> control, atomic */
 	int stop;	      /* atomic */
+	int sleeping;	      /* in ppoll; foreign sockets wake it (atomic) */
 	struct ferry_worker_ctrs c;
 	/* cold: control plane */
 	int id;
