@@ -236,6 +236,17 @@ static int kw_default(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static const char *const backend_words[] = {"native", "dpdk", NULL};
+
+static int kw_backend(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, backend_words, &m, "backend", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->dpdk = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -253,6 +264,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"xdp", kw_xdp, &pp},
 		{"busy-poll", kw_busy_poll, &pp},
 		{"default", kw_default, &pp},
+		{"backend", kw_backend, &pp},
 	};
 	int rc;
 
@@ -261,7 +273,8 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			err, EINVAL,
 			"usage: port add NAME dev IFNAME [queues N|A-B] "
 			"[mode auto|zc|copy] [xdp native|generic] "
-			"[busy-poll on|off] [default xsk|pass]");
+			"[busy-poll on|off] [default xsk|pass] "
+			"[backend native|dpdk]");
 	pp.name = argv[0];
 	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
 			  NULL, err);
@@ -740,10 +753,12 @@ static const struct ctl_cmd commands[] = {
 	 cmd_worker_show},
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass]",
+	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass] "
+	 "[backend native|dpdk]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N; default: where frames no rule "
-	 "matches go, the queue's socket or the kernel)",
+	 "matches go, the queue's socket or the kernel; backend dpdk: the "
+	 "queues are a DPDK af_xdp PMD ethdev)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",

@@ -19,7 +19,8 @@
 	X(tx_packets)                                                          \
 	X(tx_bytes)                                                            \
 	X(tx_kicks)                                                            \
-	X(rx_batches)
+	X(rx_batches)                                                          \
+	X(copies) /* frames copied between DPDK mbufs and UMEM (on RX) */
 
 /* The kernel's struct xdp_statistics, read with getsockopt per socket. */
 #define FERRY_XSK_COUNTERS(X)                                                  \

@@ -48,6 +48,7 @@ struct ferry_port_params {
 	bool xdp_generic;
 	bool busy_poll;
 	bool default_pass; /* unmatched frames to the kernel, not the XSK */
+	bool dpdk;	   /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len);

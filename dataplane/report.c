@@ -89,6 +89,9 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
+	json_object_set_new(o, "backend",
+			    json_string(p->dpdk ? "dpdk" : "native"));
+	ferry_dpdk_port_describe(p, o);
 	return o;
 }
 
@@ -364,6 +367,15 @@ json_t *ferry_worker_show(struct ferry *f)
 							? "poll"
 							: "busy"));
 		json_object_set_new(o, "sockets", socks);
+		socks = json_array();
+		for (j = 0; j < w->n_dq; j++) {
+			char s[64];
+
+			snprintf(s, sizeof(s), "%s/%u", w->dq[j]->port->name,
+				 w->dq[j]->queue);
+			json_array_append_new(socks, json_string(s));
+		}
+		json_object_set_new(o, "dpdk_queues", socks);
 		json_object_set_new(
 			o, "umem_frames",
 			json_integer(w->umem ? w->umem->n_frames : 0));
@@ -665,16 +677,17 @@ char *ferry_config_text(struct ferry *f)
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];
 
-		sb_printf(
-			&b,
-			"port add %s dev %s queues %u-%u mode %s xdp %s%s%s\n",
-			p->name, p->ifname, p->q_first,
-			p->q_first + p->n_queues - 1,
-			mode_req_names[p->mode_req],
-			p->xdp_generic ? "generic" : "native",
-			p->busy_poll ? " busy-poll on" : "",
-			p->default_action == FERRY_ACT_PASS ? " default pass"
-							    : "");
+		sb_printf(&b,
+			  "port add %s dev %s queues %u-%u mode %s xdp "
+			  "%s%s%s%s\n",
+			  p->name, p->ifname, p->q_first,
+			  p->q_first + p->n_queues - 1,
+			  mode_req_names[p->mode_req],
+			  p->xdp_generic ? "generic" : "native",
+			  p->busy_poll ? " busy-poll on" : "",
+			  p->default_action == FERRY_ACT_PASS ? " default pass"
+							      : "",
+			  p->dpdk ? " backend dpdk" : "");
 	}
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "port_dpdk.h"
 #include "worker.h"
 
 #define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
@@ -314,6 +315,8 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 	case FERRY_APP_REFLECT:
 		if (unlikely(!pq->out))
 			n = app_consume(w, pq, &pq->c.drop.no_tx_queue);
+		else if (unlikely(pq->out->dpdk))
+			n = ferry_dpdk_from_xsk(w, pq, pq->out);
 		else
 			n = app_forward(w, pq, pq->out,
 					pq->app == FERRY_APP_REFLECT);
@@ -375,6 +378,9 @@ uint32_t ferry_worker_poll_once(struct ferry_worker *w)
 			work += pq_txgen(w, pq);
 		work += n;
 	}
+	/* Before the flush: DPDK frames for native egress sit in TX rings. */
+	if (unlikely(w->n_dq))
+		work += ferry_dpdk_poll(w);
 	worker_flush_tx(w);
 	for (i = 0; i < w->n_pq; i++) {
 		pq_reap(w, w->pq[i]);

@@ -47,6 +47,7 @@ enum ferry_app {
 
 struct ferry_port;
 struct ferry_worker;
+struct ferry_dpdk_q;
 
 /*
  * A generator that sends from the worker through one socket's TX ring: the
@@ -74,10 +75,11 @@ struct ferry_pq {
 	struct ferry_xsk *xsk;
 	struct ferry_pq *out;	   /* egress for XCONNECT/REFLECT; NULL: none */
 	struct ferry_txgen *txgen; /* generator sending here; usually NULL */
+	struct ferry_dpdk_q *dq;   /* DPDK backend queue; NULL: native */
 	uint8_t app;		   /* enum ferry_app */
 	uint8_t touched;   /* TX reserved into this batch, not submitted */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
-	uint8_t reserved;
+	uint8_t dpdk;	   /* a DPDK queue (xsk is NULL): port_dpdk.h */
 	uint32_t tx_batch; /* descriptors reserved this batch */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane */
@@ -108,6 +110,9 @@ struct ferry_worker {
 	int paused;	      /* worker -> control, atomic */
 	int stop;	      /* atomic */
 	struct ferry_worker_ctrs c;
+	/* DPDK backend queues (port_dpdk.h), served after the native ones */
+	uint32_t n_dq;
+	struct ferry_pq *dq[FERRY_MAX_WQ];
 	/* cold: control plane */
 	int id;
 	int cpu;
@@ -144,6 +149,16 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
  * unit tests, on rings they play the kernel's side of.
  */
 uint32_t ferry_worker_poll_once(struct ferry_worker *w);
+
+/* Puts pq's TX ring on the list the end of the pass submits and kicks. */
+static inline void ferry_worker_touch(struct ferry_worker *w,
+				      struct ferry_pq *pq)
+{
+	if (!pq->touched) {
+		pq->touched = 1;
+		w->touched[w->n_touched++] = pq;
+	}
+}
 
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
 uint64_t ferry_now_ns(void);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * dpdk_int.h - the DPDK backend's insides, shared by port_dpdk.c (control)
+ * and worker_dpdk.c (data path). Only files built with libdpdk's flags
+ * include it.
+ */
+#ifndef FERRY_DPDK_INT_H
+#define FERRY_DPDK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "ferry.h"
+#include "port_dpdk.h"
+
+/*
+ * RX burst per queue and pass: the af_xdp PMD hands out at most 32 per
+ * call (ETH_AF_XDP_RX_BATCH_SIZE) and loops for more, so 32 costs the
+ * least per call; one TX burst follows each RX burst.
+ */
+#define FERRY_DPDK_BURST 32
+
+/*
+ * One mbuf pool per worker, shared by every DPDK queue the worker serves:
+ * the PMD builds each queue's UMEM over its RX pool, and transmits an mbuf
+ * without copying only when it comes from that same pool. With one pool
+ * per worker, an xconnect between two DPDK ports forwards mbufs as they
+ * are (DPDK's shared_umem would do it too, but this build lacks it).
+ * Each queue holds up to a fill ring (2048) and a TX ring (2048) of them,
+ * so a pool of 16K serves FERRY_DPDK_QUEUES_PER_WORKER queues with room
+ * for bursts in flight. 2^n - 1 is the size rte_mempool packs best.
+ */
+#define FERRY_DPDK_POOL_MBUFS	     16383
+#define FERRY_DPDK_QUEUES_PER_WORKER 4
+#define FERRY_DPDK_RING_SIZE	     2048
+
+/* One DPDK queue as its worker sees it (pq->dq). */
+struct ferry_dpdk_q {
+	uint16_t port_id;
+	uint16_t queue_id;
+	struct rte_mempool *pool; /* the worker's: mbufs for native frames */
+};
+
+struct ferry_dpdk {
+	bool eal_up;
+	int eal_err;	 /* rte_eal_init failed: -errno; EAL can't retry */
+	bool hugepages;	 /* EAL memory on hugepages, not --no-huge */
+	char prefix[32]; /* --file-prefix */
+	struct rte_mempool *pools[FERRY_MAX_WORKERS]; /* by worker id */
+	uint32_t pool_queues[FERRY_MAX_WORKERS];      /* DPDK queues using it */
+	uint32_t pool_gen;			      /* names stay unique */
+};
+
+struct ferry_dpdk_port {
+	char vdev[64]; /* net_af_xdp_<port name> */
+	uint16_t port_id;
+	bool started;
+	struct ferry_dpdk_q *dq; /* n_queues of them */
+};
+
+/* Worker list of DPDK queues; the worker must be paused (or not started). */
+int ferry_dpdk_worker_add(struct ferry_worker *w, struct ferry_pq *pq);
+void ferry_dpdk_worker_del(struct ferry_worker *w, struct ferry_pq *pq);
+
+#endif /* FERRY_DPDK_INT_H */

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * port_dpdk.c - the DPDK backend's control side: EAL, the workers' mbuf
+ * pools, the net_af_xdp vdev of a port, and the classifier the PMD loads
+ * for us (adopted by map id, so ferry configures and reads it as its own).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_version.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "dpdk_int.h"
+#include "ferry_int.h"
+#include "ferry_xdp.skel.h"
+#include "log.h"
+#include "port.h"
+
+/* EAL memory: every worker's pool (~40 MB each) with room to spare. */
+#define EAL_MEM_MB "512"
+#define EAL_MEM_KB (512 * 1024)
+
+bool ferry_dpdk_built(void)
+{
+	return true;
+}
+
+/* ------------------------------------------------------------------ EAL */
+
+/* Are there enough free hugepages for all of EAL's memory? */
+static bool hugepages_free(void)
+{
+	unsigned long free_pages = 0, page_kb = 0, v;
+	char line[128];
+	FILE *fp = fopen("/proc/meminfo", "r");
+
+	if (!fp)
+		return false;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "HugePages_Free: %lu", &v) == 1)
+			free_pages = v;
+		else if (sscanf(line, "Hugepagesize: %lu kB", &v) == 1)
+			page_kb = v;
+	}
+	fclose(fp);
+	return free_pages * page_kb >= EAL_MEM_KB;
+}
+
+/*
+ * rte_eal_init runs once per process. In memory (no files in /var/run or
+ * hugetlbfs; --in-memory, or --no-shconf with --no-huge), with a file prefix of ferryd's own so that other DPDK
+ * processes (testpmd, a second ferryd) never meet ours; no PCI scan; one
+ * lcore, the first CPU ferryd may use, as EAL's main lcore. The workers
+ * are ferry's own threads, not lcores. EAL pins the calling thread (the
+ * control thread) to its main lcore; we put its affinity back.
+ */
+static int eal_start(struct ferry_dpdk *d, char *msg, size_t len)
+{
+	uint64_t allowed = ferry_allowed_cpus();
+	char lcore[16], *argv[16];
+	cpu_set_t saved;
+	int argc = 0, ret, have_saved;
+
+	if (d->eal_up)
+		return 0;
+	if (d->eal_err)
+		return ferry_fail(msg, len, d->eal_err,
+				  "DPDK EAL failed to start earlier (%s); it "
+				  "starts once per process: restart ferryd",
+				  strerror(-d->eal_err));
+	snprintf(d->prefix, sizeof(d->prefix), "ferry-%d", (int)getpid());
+	d->hugepages = hugepages_free();
+	snprintf(lcore, sizeof(lcore), "%d",
+		 allowed ? __builtin_ctzll(allowed) : 0);
+	argv[argc++] = "ferryd";
+	/* --no-huge means legacy memory, which --in-memory refuses; there
+	 * --no-shconf keeps EAL's files away instead. */
+	argv[argc++] = d->hugepages ? "--in-memory" : "--no-shconf";
+	argv[argc++] = "--file-prefix";
+	argv[argc++] = d->prefix;
+	argv[argc++] = "--no-pci";
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--log-level=5"; /* warnings and worse */
+	argv[argc++] = "-l";
+	argv[argc++] = lcore;
+	if (!d->hugepages) {
+		argv[argc++] = "--no-huge";
+		argv[argc++] = "-m";
+		argv[argc++] = EAL_MEM_MB;
+	}
+	argv[argc] = NULL;
+
+	have_saved =
+		!pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
+	ret = rte_eal_init(argc, argv);
+	if (have_saved)
+		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+	if (ret < 0) {
+		d->eal_err = -(rte_errno ? rte_errno : EINVAL);
+		return ferry_fail(msg, len, d->eal_err,
+				  "DPDK EAL did not start: %s (see ferryd's "
+				  "log)",
+				  rte_strerror(rte_errno));
+	}
+	d->eal_up = true;
+	log_info("dpdk: EAL up (%s, file prefix %s, %s)", rte_version(),
+		 d->prefix,
+		 d->hugepages ? "hugepages"
+			      : "ordinary pages: too few free hugepages");
+	return 0;
+}
+
+void ferry_dpdk_destroy(struct ferry_dpdk *d)
+{
+	int i;
+
+	if (!d)
+		return;
+	for (i = 0; i < FERRY_MAX_WORKERS; i++)
+		rte_mempool_free(d->pools[i]);
+	if (d->eal_up)
+		rte_eal_cleanup();
+	free(d);
+}
+
+/* ---------------------------------------------------------- mbuf pools */
+
+static struct rte_mempool *pool_get(struct ferry_dpdk *d,
+				    const struct ferry_worker *w, char *msg,
+				    size_t len)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct rte_mempool *mp = d->pools[w->id];
+
+	if (mp)
+		return mp;
+	snprintf(name, sizeof(name), "ferry_w%d_%u", w->id, d->pool_gen++);
+	/* No per-lcore cache: ferry's workers are not lcores. */
+	mp = rte_pktmbuf_pool_create(name, FERRY_DPDK_POOL_MBUFS, 0, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (!mp) {
+		ferry_fail(msg, len, -ENOMEM,
+			   "cannot create the mbuf pool of worker %d: %s",
+			   w->id, rte_strerror(rte_errno));
+		return NULL;
+	}
+	/* The PMD registers the pool as one UMEM from its first chunk. */
+	if (mp->nb_mem_chunks != 1) {
+		rte_mempool_free(mp);
+		ferry_fail(msg, len, -ENOMEM,
+			   "the mbuf pool of worker %d is not in one piece of "
+			   "memory, as the af_xdp PMD needs",
+			   w->id);
+		return NULL;
+	}
+	d->pools[w->id] = mp;
+	return mp;
+}
+
+/* Frees a worker's pool with its last DPDK queue: mbufs the closed
+ * devices still held (fill rings, TX rings) go with it. */
+static void pool_put(struct ferry_dpdk *d, const struct ferry_worker *w)
+{
+	if (--d->pool_queues[w->id])
+		return;
+	rte_mempool_free(d->pools[w->id]);
+	d->pools[w->id] = NULL;
+}
+
+/* ------------------------------------------------ the PMD's classifier */
+
+/* ferry's classifier as a file the PMD's xdp_prog= can open. */
+static int prog_memfd(void)
+{
+	size_t sz, off = 0;
+	const uint8_t *elf = ferry_xdp_bpf__elf_bytes(&sz);
+	int fd = memfd_create("ferry_xdp.bpf.o", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (off < sz) {
+		ssize_t n = write(fd, elf + off, sz - off);
+
+		if (n <= 0) {
+			int err = n < 0 ? -errno : -EIO;
+
+			close(fd);
+			return err;
+		}
+		off += (size_t)n;
+	}
+	return fd;
+}
+
+static uint32_t map_id(int fd)
+{
+	struct bpf_map_info mi = {0};
+	uint32_t len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
+}
+
+/*
+ * Points the skeleton's maps at the loaded program's maps of the same
+ * name (kernel names are cut to 15 characters). Returns how many of the
+ * maps a classifier must have were found.
+ */
+static int maps_reuse(struct ferry_xdp_bpf *skel, int prog_fd)
+{
+	uint32_t ids[16], i, n, len;
+	struct bpf_prog_info info = {0};
+	struct bpf_map *m;
+	int found = 0;
+
+	info.nr_map_ids = 16;
+	info.map_ids = (uintptr_t)ids;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	n = info.nr_map_ids < 16 ? info.nr_map_ids : 16;
+	for (i = 0; i < n; i++) {
+		struct bpf_map_info mi = {0};
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		bpf_object__for_each_map(m, skel->obj)
+		{
+			if (bpf_map__is_internal(m) ||
+			    strncmp(bpf_map__name(m), mi.name,
+				    BPF_OBJ_NAME_LEN - 1))
+				continue;
+			/* reuse_fd dups the fd: ours is closed below. */
+			if (!bpf_map__reuse_fd(m, fd) &&
+			    (m == skel->maps.ferry_cfg ||
+			     m == skel->maps.ferry_rules ||
+			     m == skel->maps.ferry_verdicts ||
+			     m == skel->maps.xsks_map))
+				found++;
+		}
+		close(fd);
+	}
+	return found;
+}
+
+/*
+ * A skeleton over the PMD's program: its maps are the PMD's, its own
+ * classifier is not loaded; the CPUMAP program (and the enqueue
+ * tracepoint, with_tp) are, so steering works as on a native port.
+ */
+static int skel_adopt(struct ferry_port *p, int prog_fd, bool with_tp)
+{
+	int err, found;
+
+	p->skel = ferry_xdp_bpf__open();
+	if (!p->skel)
+		return -errno;
+	found = maps_reuse(p->skel, prog_fd);
+	if (found != 4) {
+		err = found < 0 ? found : -ENOENT;
+		goto err_skel;
+	}
+	bpf_program__set_autoload(p->skel->progs.ferry_xdp, false);
+	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	err = ferry_xdp_bpf__load(p->skel);
+	if (err)
+		goto err_skel;
+	if (!with_tp)
+		return 0;
+	p->skel->bss->ferry_cpu_map_id =
+		map_id(bpf_map__fd(p->skel->maps.cpu_map));
+	p->cpumap_tp = bpf_program__attach(p->skel->progs.ferry_cpumap_enqueue);
+	if (!p->cpumap_tp) {
+		err = -errno;
+		goto err_skel;
+	}
+	return 0;
+
+err_skel:
+	ferry_xdp_bpf__destroy(p->skel);
+	p->skel = NULL;
+	return err;
+}
+
+/* Finds the program the PMD attached, adopts it and configures it. */
+static int prog_adopt(struct ferry_port *p, char *msg, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct ferry_xdp_cfg cfg = {
+		.default_action = p->default_action,
+		.pass_arp_ndp = 1,
+		.owner_pid = (uint32_t)getpid(),
+	};
+	struct bpf_prog_info info = {0};
+	uint32_t ilen = sizeof(info), id, key = 0;
+	int fd, err;
+
+	err = bpf_xdp_query(p->ifindex, 0, &q);
+	if (err)
+		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+				  p->ifname, strerror(-err));
+	id = q.drv_prog_id   ? q.drv_prog_id
+	     : q.skb_prog_id ? q.skb_prog_id
+			     : q.prog_id;
+	fd = id ? bpf_prog_get_fd_by_id(id) : -ENOENT;
+	if (fd < 0)
+		return ferry_fail(msg, len, -ENOENT,
+				  "%s: the af_xdp PMD attached no program",
+				  p->ifname);
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
+	    strcmp(info.name, FERRY_XDP_PROG_NAME)) {
+		close(fd);
+		return ferry_fail(msg, len, -EBUSY,
+				  "%s: program '%s' (id %u) is attached, not "
+				  "ferry's classifier",
+				  p->ifname, info.name, id);
+	}
+	err = skel_adopt(p, fd, true);
+	if (err) {
+		/* The enqueue tracepoint is an extra, as on native ports. */
+		int tp_err = err;
+
+		err = skel_adopt(p, fd, false);
+		if (!err)
+			log_warn("port %s: xdp_cpumap_enqueue tracepoint "
+				 "unavailable (%s); CPUMAP enqueue drops are "
+				 "not counted",
+				 p->name, strerror(-tp_err));
+	}
+	close(fd);
+	if (err)
+		return ferry_fail(msg, len, err,
+				  "%s: cannot adopt the classifier's maps: %s",
+				  p->ifname, strerror(-err));
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
+				&cfg, 0)) {
+		err = -errno;
+		ferry_port_xdp_unload(p);
+		return ferry_fail(msg, len, err,
+				  "cannot configure the classifier: %s",
+				  strerror(-err));
+	}
+	p->prog_id = id;
+	return 0;
+}
+
+/* A dead ferryd's program is ours to take off before the PMD attaches. */
+static int stale_detach(const struct ferry_port *p, uint32_t id, char *msg,
+			size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	int fd = bpf_prog_get_fd_by_id(id), err;
+
+	if (fd < 0)
+		return 0; /* gone meanwhile */
+	opts.old_prog_fd = fd;
+	err = bpf_xdp_detach(p->ifindex, 0, &opts);
+	close(fd);
+	if (err)
+		return ferry_fail(msg, len, err,
+				  "%s: cannot remove the stale ferry program "
+				  "%u: %s",
+				  p->ifname, id, strerror(-err));
+	log_info("port %s: removed stale ferry program id %u", p->name, id);
+	return 0;
+}
+
+/* ------------------------------------------------------------- the vdev */
+
+/* Stops and removes the vdev; the PMD detaches the XDP program. */
+static void vdev_close(struct ferry_dpdk_port *dp)
+{
+	if (dp->started)
+		rte_eth_dev_stop(dp->port_id);
+	dp->started = false;
+	rte_vdev_uninit(dp->vdev);
+}
+
+static int vdev_open(struct ferry *f, struct ferry_port *p,
+		     struct ferry_dpdk_port *dp, uint32_t *n_pooled, char *msg,
+		     size_t len)
+{
+	struct rte_eth_conf conf;
+	char args[256];
+	uint32_t i;
+	int fd, err;
+
+	fd = prog_memfd();
+	if (fd < 0)
+		return ferry_fail(msg, len, fd,
+				  "cannot stage the classifier: %s",
+				  strerror(-fd));
+	snprintf(args, sizeof(args),
+		 "iface=%s,start_queue=%u,queue_count=%u,"
+		 "xdp_prog=/proc/self/fd/%d%s",
+		 p->ifname, p->q_first, p->n_queues, fd,
+		 p->mode_req == FERRY_XSK_COPY ? ",force_copy=1" : "");
+	err = rte_vdev_init(dp->vdev, args);
+	if (err) {
+		close(fd);
+		return ferry_fail(msg, len, err < 0 ? err : -EINVAL,
+				  "%s: the af_xdp PMD refused '%s' (see "
+				  "ferryd's log)",
+				  p->ifname, args);
+	}
+	memset(&conf, 0, sizeof(conf));
+	err = rte_eth_dev_get_port_by_name(dp->vdev, &dp->port_id);
+	if (!err)
+		err = rte_eth_dev_configure(dp->port_id, (uint16_t)p->n_queues,
+					    (uint16_t)p->n_queues, &conf);
+	if (err) {
+		ferry_fail(msg, len, err, "%s: cannot configure the ethdev: %s",
+			   p->ifname, rte_strerror(-err));
+		goto err_vdev;
+	}
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
+		struct rte_mempool *mp = pool_get(f->dpdk, w, msg, len);
+
+		if (!mp) {
+			err = -ENOMEM;
+			goto err_vdev;
+		}
+		f->dpdk->pool_queues[w->id]++;
+		(*n_pooled)++;
+		dp->dq[i].port_id = dp->port_id;
+		dp->dq[i].queue_id = (uint16_t)i;
+		dp->dq[i].pool = mp;
+		/* The first RX queue makes the PMD load and attach the
+		 * classifier (from the memfd). */
+		err = rte_eth_rx_queue_setup(
+			dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
+			(unsigned int)SOCKET_ID_ANY, NULL, mp);
+		if (!err)
+			err = rte_eth_tx_queue_setup(
+				dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
+				(unsigned int)SOCKET_ID_ANY, NULL);
+		if (err) {
+			ferry_fail(msg, len, err < 0 ? err : -EINVAL,
+				   "%s queue %u: the af_xdp PMD cannot set it "
+				   "up (see ferryd's log)",
+				   p->ifname, p->q_first + i);
+			goto err_vdev;
+		}
+	}
+	err = rte_eth_dev_start(dp->port_id);
+	if (err) {
+		ferry_fail(msg, len, err, "%s: cannot start the ethdev: %s",
+			   p->ifname, rte_strerror(-err));
+		goto err_vdev;
+	}
+	dp->started = true;
+	close(fd);
+	return 0;
+
+err_vdev:
+	vdev_close(dp);
+	close(fd);
+	return err;
+}
+
+/* ------------------------------------------------------------ the port */
+
+/* Each worker's pool has room for so many DPDK queues. */
+static int queues_fit(struct ferry *f, const struct ferry_port *p, char *msg,
+		      size_t len)
+{
+	uint32_t want[FERRY_MAX_WORKERS] = {0}, i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		const struct ferry_worker *w =
+			f->workers[i % (uint32_t)f->n_workers];
+
+		if (f->dpdk->pool_queues[w->id] + ++want[w->id] >
+		    FERRY_DPDK_QUEUES_PER_WORKER)
+			return ferry_fail(
+				msg, len, -ENOSPC,
+				"worker %d would serve more than %d DPDK "
+				"queues (its mbuf pool holds %d mbufs); add "
+				"workers or use fewer queues",
+				w->id, FERRY_DPDK_QUEUES_PER_WORKER,
+				FERRY_DPDK_POOL_MBUFS);
+	}
+	return 0;
+}
+
+/* Undoes the queue count of pool_get for the first n queues. */
+static void pools_put(struct ferry *f, const struct ferry_port *p, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		pool_put(f->dpdk, f->workers[i % (uint32_t)f->n_workers]);
+}
+
+int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
+			 size_t len)
+{
+	struct ferry_dpdk_port *dp;
+	uint32_t stale, i, n_pooled = 0;
+	int err;
+
+	if (p->mode_req == FERRY_XSK_ZC)
+		return ferry_fail(msg, len, -EINVAL,
+				  "backend dpdk: the af_xdp PMD takes "
+				  "zero-copy when the driver has it but cannot "
+				  "insist; use 'mode auto' or 'mode copy'");
+	if (p->xdp_generic)
+		return ferry_fail(msg, len, -EINVAL,
+				  "backend dpdk: the af_xdp PMD attaches XDP "
+				  "in the driver's mode; drop 'xdp generic'");
+	if (p->busy_poll)
+		return ferry_fail(msg, len, -EINVAL,
+				  "backend dpdk: 'busy-poll on' is not "
+				  "supported (the PMD's busy_budget needs a "
+				  "zero-copy socket)");
+	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale, msg,
+					len);
+	if (err)
+		return err;
+	if (!f->dpdk) {
+		f->dpdk = calloc(1, sizeof(*f->dpdk));
+		if (!f->dpdk)
+			return ferry_fail(msg, len, -ENOMEM, "out of memory");
+	}
+	err = eal_start(f->dpdk, msg, len);
+	if (!err)
+		err = queues_fit(f, p, msg, len);
+	if (err)
+		return err;
+
+	dp = calloc(1, sizeof(*dp));
+	if (dp)
+		dp->dq = calloc(p->n_queues, sizeof(*dp->dq));
+	if (!dp || !dp->dq) {
+		free(dp);
+		return ferry_fail(msg, len, -ENOMEM, "out of memory");
+	}
+	snprintf(dp->vdev, sizeof(dp->vdev), "net_af_xdp_%s", p->name);
+	if (stale) {
+		err = stale_detach(p, stale, msg, len);
+		if (err)
+			goto err_dp;
+		p->replaced_stale = true;
+	}
+	err = vdev_open(f, p, dp, &n_pooled, msg, len);
+	if (err)
+		goto err_pools;
+	err = prog_adopt(p, msg, len);
+	if (err)
+		goto err_vdev;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
+		struct ferry_pq *pq = &p->pq[i];
+
+		pq->port = p;
+		pq->queue = p->q_first + i;
+		pq->app = FERRY_APP_NONE;
+		pq->dq = &dp->dq[i];
+		pq->dpdk = 1;
+		ferry_worker_pause(w);
+		err = ferry_dpdk_worker_add(w, pq);
+		ferry_worker_resume(w);
+		if (err) {
+			ferry_fail(msg, len, err,
+				   "worker %d serves too many queues", w->id);
+			goto err_workers;
+		}
+	}
+	p->dpdk = dp;
+	p->zerocopy = false; /* the PMD decides; it does not say */
+	p->hugepages = f->dpdk->hugepages;
+	log_info("port %s: DPDK ethdev %u (%s) over %s, mbuf pools on %s",
+		 p->name, dp->port_id, dp->vdev, p->ifname,
+		 f->dpdk->hugepages ? "hugepages" : "ordinary pages");
+	return 0;
+
+err_workers:
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->w)
+			continue;
+		ferry_worker_pause(pq->w);
+		ferry_dpdk_worker_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+		pq->w = NULL;
+	}
+	ferry_port_xdp_unload(p);
+	p->prog_id = 0;
+err_vdev:
+	vdev_close(dp);
+err_pools:
+	pools_put(f, p, n_pooled);
+err_dp:
+	free(dp->dq);
+	free(dp);
+	return err;
+}
+
+void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
+{
+	struct ferry_dpdk_port *dp = p->dpdk;
+	uint32_t i;
+
+	if (!dp)
+		return;
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		ferry_worker_pause(pq->w);
+		ferry_dpdk_worker_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+	}
+	vdev_close(dp);
+	pools_put(f, p, p->n_queues);
+	ferry_port_xdp_unload(p);
+	p->prog_id = 0;
+	free(dp->dq);
+	free(dp);
+	p->dpdk = NULL;
+}
+
+void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
+{
+	const struct ferry_dpdk_port *dp = p->dpdk;
+	json_t *d;
+
+	if (!dp)
+		return;
+	d = json_object();
+	json_object_set_new(d, "vdev", json_string(dp->vdev));
+	json_object_set_new(d, "port_id", json_integer(dp->port_id));
+	json_object_set_new(d, "pmd", json_string("net_af_xdp"));
+	json_object_set_new(d, "mbufs_per_worker_pool",
+			    json_integer(FERRY_DPDK_POOL_MBUFS));
+	json_object_set_new(o, "dpdk", d);
+}
