@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "ferry.h"
+#include "port_dpdk.h"
 #include "server.h"
 #include "steer.h"
 
@@ -35,8 +36,8 @@ static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: version");
-	*data = json_pack("{s:s, s:s}", "ferryd", FERRY_VERSION, "protocol",
-			  "1");
+	*data = json_pack("{s:s, s:s, s:b}", "ferryd", FERRY_VERSION,
+			  "protocol", "1", "dpdk", ferry_dpdk_built());
 	return 0;
 }
 

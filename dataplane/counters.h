@@ -19,8 +19,7 @@
 	X(tx_packets)                                                          \
 	X(tx_bytes)                                                            \
 	X(tx_kicks)                                                            \
-	X(rx_batches)                                                          \
-	X(copies) /* frames copied between DPDK mbufs and UMEM (on RX) */
+	X(rx_batches)
 
 /* The kernel's struct xdp_statistics, read with getsockopt per socket. */
 #define FERRY_XSK_COUNTERS(X)                                                  \
@@ -48,7 +47,8 @@
 	X(loops)                                                               \
 	X(busy_loops)                                                          \
 	X(polls)                                                               \
-	X(fill_empty)
+	X(fill_empty)                                                          \
+	X(copies) /* frames copied between a DPDK mbuf and the UMEM */
 
 #define FERRY_CTR_FIELD(name) uint64_t name;
 

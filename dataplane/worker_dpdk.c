@@ -9,7 +9,7 @@
  * Between two DPDK queues mbufs move as they are. Between a DPDK queue and
  * a native one the frame is copied: the two sides own different buffer
  * pools (an mbuf pool and the worker's UMEM). Copies are counted
- * (`copies`, on the RX queue).
+ * (`copies`, a worker counter).
  */
 #include <errno.h>
 #include <string.h>
@@ -115,7 +115,7 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 		out->tx_batch += room;
 		ferry_worker_touch(w, out);
 		count_tx(w, out, room, bytes);
-		ferry_ctr_add(&pq->c.copies, room);
+		ferry_ctr_add(&w->c.copies, room);
 	}
 	if (n > room)
 		ferry_ctr_add(&pq->c.drop.tx_ring_full, n - room);
@@ -224,7 +224,7 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 	xsk_ring_cons__release(&x->rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, n);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(&pq->c.copies, n);
+	ferry_ctr_add(&w->c.copies, n);
 	dq_send(w, pq, out, m, (uint16_t)n, bytes);
 	return n;
 }
