@@ -14,6 +14,7 @@
 #include <rte_mempool.h>
 
 #include "ferry.h"
+#include "ferry_abi.h"
 #include "port_dpdk.h"
 
 /*
@@ -54,11 +55,17 @@ struct ferry_dpdk {
 	uint32_t pool_gen;			      /* names stay unique */
 };
 
+/* AF_XDP sockets the PMD opened for a port (see port_dpdk.c). */
+#define FERRY_DPDK_MAX_XSK_FDS (2 * FERRY_MAX_QUEUES)
+
 struct ferry_dpdk_port {
 	char vdev[64]; /* net_af_xdp_<port name> */
 	uint16_t port_id;
 	bool started;
 	struct ferry_dpdk_q *dq; /* n_queues of them */
+	uint32_t n_xsk;
+	int xsk_fd[FERRY_DPDK_MAX_XSK_FDS];
+	uint64_t xsk_ino[FERRY_DPDK_MAX_XSK_FDS];
 };
 
 /* Worker list of DPDK queues; the worker must be paused (or not started). */

@@ -6,6 +6,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/if_link.h>
 #include <pthread.h>
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -384,6 +387,108 @@ static int stale_detach(const struct ferry_port *p, uint32_t id, char *msg,
 	return 0;
 }
 
+/*
+ * Empties the port's XSKMAP slots. The PMD (22.11) never closes the BPF
+ * object it loaded, so its XSKMAP outlives the device, and a socket in a
+ * map stays alive, its queue bound, after the PMD closed it.
+ */
+static void xskmap_clear(const struct ferry_port *p)
+{
+	uint32_t i, q;
+
+	if (!p->skel)
+		return;
+	for (i = 0; i < p->n_queues; i++) {
+		q = p->q_first + i;
+		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.xsks_map), &q);
+	}
+}
+
+/*
+ * The PMD of DPDK 22.11 never frees a queue's UMEM on close (its refcount
+ * test is off by one), and libxdp closes the first socket of a UMEM only
+ * with the UMEM: so the socket stays open and its queue bound, and no
+ * later port add, native or DPDK, can have it. ferry notes the AF_XDP
+ * sockets that appear while the PMD sets a port up, and closes those
+ * still open (same inode) once the PMD closed the device.
+ */
+static bool fd_is_xsk(int fd, uint64_t *ino)
+{
+	int dom = 0;
+	socklen_t dlen = sizeof(dom);
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dlen) || dom != AF_XDP)
+		return false;
+	*ino = (uint64_t)st.st_ino;
+	return true;
+}
+
+/* Calls fn for each AF_XDP socket of the process. */
+static void xsk_fds_each(void (*fn)(void *arg, int fd, uint64_t ino), void *arg)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	uint64_t ino;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] != '.' && fd != dirfd(d) &&
+		    fd_is_xsk(fd, &ino))
+			fn(arg, fd, ino);
+	}
+	closedir(d);
+}
+
+static void xsk_mark_old(void *arg, int fd, uint64_t ino)
+{
+	struct ferry_dpdk_port *dp = arg;
+
+	if (dp->n_xsk < FERRY_DPDK_MAX_XSK_FDS) {
+		dp->xsk_fd[dp->n_xsk] = -1; /* not the PMD's: keep */
+		dp->xsk_ino[dp->n_xsk++] = ino;
+	}
+}
+
+static void xsk_mark_new(void *arg, int fd, uint64_t ino)
+{
+	struct ferry_dpdk_port *dp = arg;
+	uint32_t i;
+
+	for (i = 0; i < dp->n_xsk; i++)
+		if (dp->xsk_ino[i] == ino)
+			return;
+	if (dp->n_xsk < FERRY_DPDK_MAX_XSK_FDS) {
+		dp->xsk_fd[dp->n_xsk] = fd;
+		dp->xsk_ino[dp->n_xsk++] = ino;
+	}
+}
+
+/* After the PMD closed the device: its sockets still open, closed. */
+static void xsk_fds_close(struct ferry_dpdk_port *dp)
+{
+	uint32_t i, n = 0;
+	uint64_t ino;
+
+	for (i = 0; i < dp->n_xsk; i++) {
+		int fd = dp->xsk_fd[i];
+
+		if (fd >= 0 && fd_is_xsk(fd, &ino) && ino == dp->xsk_ino[i]) {
+			close(fd);
+			n++;
+		}
+	}
+	if (n)
+		log_info("dpdk: %s: closed %u AF_XDP socket(s) the PMD left "
+			 "open",
+			 dp->vdev, n);
+	dp->n_xsk = 0;
+}
+
 /* ------------------------------------------------------------- the vdev */
 
 /* Stops and removes the vdev; the PMD detaches the XDP program. */
@@ -393,6 +498,7 @@ static void vdev_close(struct ferry_dpdk_port *dp)
 		rte_eth_dev_stop(dp->port_id);
 	dp->started = false;
 	rte_vdev_uninit(dp->vdev);
+	xsk_fds_close(dp);
 }
 
 static int vdev_open(struct ferry *f, struct ferry_port *p,
@@ -404,6 +510,8 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 	uint32_t i;
 	int fd, err;
 
+	dp->n_xsk = 0;
+	xsk_fds_each(xsk_mark_old, dp);
 	fd = prog_memfd();
 	if (fd < 0)
 		return ferry_fail(msg, len, fd,
@@ -450,6 +558,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		err = rte_eth_rx_queue_setup(
 			dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
 			(unsigned int)SOCKET_ID_ANY, NULL, mp);
+		xsk_fds_each(xsk_mark_new, dp);
 		if (!err)
 			err = rte_eth_tx_queue_setup(
 				dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
@@ -606,6 +715,7 @@ err_workers:
 		ferry_worker_resume(pq->w);
 		pq->w = NULL;
 	}
+	xskmap_clear(p);
 	ferry_port_xdp_unload(p);
 	p->prog_id = 0;
 err_vdev:
@@ -632,6 +742,7 @@ void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
 		ferry_dpdk_worker_del(pq->w, pq);
 		ferry_worker_resume(pq->w);
 	}
+	xskmap_clear(p);
 	vdev_close(dp);
 	pools_put(f, p, p->n_queues);
 	ferry_port_xdp_unload(p);
