@@ -489,6 +489,24 @@ static void xsk_fds_close(struct ferry_dpdk_port *dp)
 	dp->n_xsk = 0;
 }
 
+/*
+ * LeakSanitizer's switch, linked only in -Db_sanitize=address builds (weak:
+ * NULL otherwise). What the PMD allocates while it sets a device up stays
+ * allocated for good: it never frees a queue's UMEM (libxdp) nor the BPF
+ * object it loaded (libbpf), and ferry cannot reach either to free them.
+ * So the sanitizer is told to ignore allocations made during those calls.
+ */
+void __lsan_disable(void) __attribute__((weak));
+void __lsan_enable(void) __attribute__((weak));
+
+static void pmd_leaks_ignored(bool on)
+{
+	if (on && __lsan_disable)
+		__lsan_disable();
+	else if (!on && __lsan_enable)
+		__lsan_enable();
+}
+
 /* ------------------------------------------------------------- the vdev */
 
 /* Stops and removes the vdev; the PMD detaches the XDP program. */
@@ -522,7 +540,9 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		 "xdp_prog=/proc/self/fd/%d%s",
 		 p->ifname, p->q_first, p->n_queues, fd,
 		 p->mode_req == FERRY_XSK_COPY ? ",force_copy=1" : "");
+	pmd_leaks_ignored(true);
 	err = rte_vdev_init(dp->vdev, args);
+	pmd_leaks_ignored(false);
 	if (err) {
 		close(fd);
 		return ferry_fail(msg, len, err < 0 ? err : -EINVAL,
@@ -555,9 +575,11 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		dp->dq[i].pool = mp;
 		/* The first RX queue makes the PMD load and attach the
 		 * classifier (from the memfd). */
+		pmd_leaks_ignored(true);
 		err = rte_eth_rx_queue_setup(
 			dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
 			(unsigned int)SOCKET_ID_ANY, NULL, mp);
+		pmd_leaks_ignored(false);
 		xsk_fds_each(xsk_mark_new, dp);
 		if (!err)
 			err = rte_eth_tx_queue_setup(
