@@ -8,12 +8,16 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -611,6 +615,26 @@ err_vdev:
 
 /* ------------------------------------------------------------ the port */
 
+/*
+ * The PMD takes at most the interface's combined channel count of queues,
+ * and 1 when it has none (veth: separate RX and TX channels only).
+ */
+static uint32_t pmd_max_queues(const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return 1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	ret = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	return ret || !ch.max_combined ? 1 : ch.combined_count;
+}
+
 /* Each worker's pool has room for so many DPDK queues. */
 static int queues_fit(struct ferry *f, const struct ferry_port *p, char *msg,
 		      size_t len)
@@ -647,7 +671,7 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 			 size_t len)
 {
 	struct ferry_dpdk_port *dp;
-	uint32_t stale, i, n_pooled = 0;
+	uint32_t stale, i, n_pooled = 0, max_q;
 	int err;
 
 	if (p->mode_req == FERRY_XSK_ZC)
@@ -664,6 +688,13 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 				  "backend dpdk: 'busy-poll on' is not "
 				  "supported (the PMD's busy_budget needs a "
 				  "zero-copy socket)");
+	max_q = pmd_max_queues(p->ifname);
+	if (p->n_queues > max_q)
+		return ferry_fail(msg, len, -ERANGE,
+				  "backend dpdk: the af_xdp PMD serves at most "
+				  "%u queue(s) of %s (its combined channel "
+				  "count); use 'queues %u' or 'queues A-A'",
+				  max_q, p->ifname, max_q);
 	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale, msg,
 					len);
 	if (err)
