@@ -29,6 +29,7 @@
 #include <rte_ethdev.h>
 #include <rte_version.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include "dpdk_int.h"
@@ -146,6 +147,43 @@ void ferry_dpdk_destroy(struct ferry_dpdk *d)
 
 /* ---------------------------------------------------------- mbuf pools */
 
+/*
+ * An mbuf pool the af_xdp PMD can use as a UMEM. The PMD registers
+ * populated_size * object_size bytes from the pool's first object on, so
+ * the objects must lie back to back. rte_pktmbuf_pool_create keeps each
+ * object inside one page for IOVA contiguity; on 4 KiB pages (--no-huge)
+ * that leaves gaps, the objects past the registered size are refused by
+ * the kernel as fill addresses, and RX starves after a few thousand frames.
+ * NO_IOVA_CONTIG packs them (AF_XDP works on virtual addresses).
+ */
+static struct rte_mempool *umem_pool_create(const char *name)
+{
+	struct rte_pktmbuf_pool_private priv = {
+		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
+		.mbuf_priv_size = 0,
+	};
+	struct rte_mempool *mp;
+
+	/* No per-lcore cache: ferry's workers are not lcores. */
+	mp = rte_mempool_create_empty(
+		name, FERRY_DPDK_POOL_MBUFS,
+		sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
+		sizeof(priv), SOCKET_ID_ANY, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (!mp)
+		return NULL;
+	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL))
+		goto err_pool;
+	rte_pktmbuf_pool_init(mp, &priv);
+	if (rte_mempool_populate_default(mp) < 0)
+		goto err_pool;
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+
+err_pool:
+	rte_mempool_free(mp);
+	return NULL;
+}
+
 static struct rte_mempool *pool_get(struct ferry_dpdk *d,
 				    const struct ferry_worker *w, char *msg,
 				    size_t len)
@@ -156,9 +194,7 @@ static struct rte_mempool *pool_get(struct ferry_dpdk *d,
 	if (mp)
 		return mp;
 	snprintf(name, sizeof(name), "ferry_w%d_%u", w->id, d->pool_gen++);
-	/* No per-lcore cache: ferry's workers are not lcores. */
-	mp = rte_pktmbuf_pool_create(name, FERRY_DPDK_POOL_MBUFS, 0, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mp = umem_pool_create(name);
 	if (!mp) {
 		ferry_fail(msg, len, -ENOMEM,
 			   "cannot create the mbuf pool of worker %d: %s",
@@ -808,6 +844,7 @@ void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
 void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
 {
 	const struct ferry_dpdk_port *dp = p->dpdk;
+	struct rte_eth_stats st;
 	json_t *d;
 
 	if (!dp)
@@ -818,5 +855,17 @@ void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
 	json_object_set_new(d, "pmd", json_string("net_af_xdp"));
 	json_object_set_new(d, "mbufs_per_worker_pool",
 			    json_integer(FERRY_DPDK_POOL_MBUFS));
+	if (p->n_queues && dp->dq[0].pool)
+		json_object_set_new(
+			d, "mbufs_free_queue0_pool",
+			json_integer(rte_mempool_avail_count(dp->dq[0].pool)));
+	if (!rte_eth_stats_get(dp->port_id, &st)) {
+		json_object_set_new(d, "rx_nombuf",
+				    json_integer((json_int_t)st.rx_nombuf));
+		json_object_set_new(d, "imissed",
+				    json_integer((json_int_t)st.imissed));
+		json_object_set_new(d, "oerrors",
+				    json_integer((json_int_t)st.oerrors));
+	}
 	json_object_set_new(o, "dpdk", d);
 }
