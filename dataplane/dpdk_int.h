@@ -43,6 +43,7 @@ struct ferry_dpdk_q {
 	uint16_t port_id;
 	uint16_t queue_id;
 	struct rte_mempool *pool; /* the worker's: mbufs for native frames */
+	int xsk_fd; /* the PMD's AF_XDP socket: kernel counters; -1 */
 };
 
 struct ferry_dpdk {

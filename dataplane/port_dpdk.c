@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/ethtool.h>
+#include <linux/if_xdp.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -565,7 +566,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 {
 	struct rte_eth_conf conf;
 	char args[256];
-	uint32_t i;
+	uint32_t i, j, n_before;
 	int fd, err;
 
 	dp->n_xsk = 0;
@@ -613,6 +614,8 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		dp->dq[i].port_id = dp->port_id;
 		dp->dq[i].queue_id = (uint16_t)i;
 		dp->dq[i].pool = mp;
+		dp->dq[i].xsk_fd = -1;
+		n_before = dp->n_xsk;
 		/* The first RX queue makes the PMD load and attach the
 		 * classifier (from the memfd). */
 		pmd_leaks_ignored(true);
@@ -621,6 +624,12 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 			(unsigned int)SOCKET_ID_ANY, NULL, mp);
 		pmd_leaks_ignored(false);
 		xsk_fds_each(xsk_mark_new, dp);
+		/* The queue's socket is the one this setup opened. */
+		for (j = dp->n_xsk; j > n_before; j--)
+			if (dp->xsk_fd[j - 1] >= 0) {
+				dp->dq[i].xsk_fd = dp->xsk_fd[j - 1];
+				break;
+			}
 		if (!err)
 			err = rte_eth_tx_queue_setup(
 				dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
@@ -839,6 +848,21 @@ void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
 	free(dp->dq);
 	free(dp);
 	p->dpdk = NULL;
+}
+
+int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
+{
+	struct xdp_statistics st = {0};
+	socklen_t len = sizeof(st);
+
+	if (!pq->dq || pq->dq->xsk_fd < 0)
+		return -ENOENT;
+	if (getsockopt(pq->dq->xsk_fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		return -errno;
+#define COPY_XSK_CTR(name) out->name = st.name;
+	FERRY_XSK_COUNTERS(COPY_XSK_CTR)
+#undef COPY_XSK_CTR
+	return 0;
 }
 
 void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
+
 struct ferry;
 struct ferry_port;
 struct ferry_pq;
@@ -48,6 +50,10 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p);
 /* Stops EAL; after the last DPDK port is gone (ferry_destroy). */
 void ferry_dpdk_destroy(struct ferry_dpdk *d);
+
+/* The kernel's XDP_STATISTICS of a DPDK queue's AF_XDP socket (the PMD's),
+ * as ferry_xsk_stats gives them for a native one; 0 or -errno. */
+int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out);
 
 /* Adds the backend's facts to a port's JSON view. */
 void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o);

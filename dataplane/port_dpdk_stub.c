@@ -26,6 +26,11 @@ void ferry_dpdk_destroy(struct ferry_dpdk *d)
 {
 }
 
+int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
+{
+	return -ENOTSUP;
+}
+
 void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
 {
 }

@@ -134,7 +134,8 @@ static void q_view_get(const struct ferry_pq *pq, struct q_view *v)
 	v->drops += v->c.drop.ctr;
 	FERRY_DROP_REASONS(D_READ)
 #undef D_READ
-	if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+	if (pq->xsk ? !ferry_xsk_stats(pq->xsk, &now)
+		    : !ferry_dpdk_xsk_stats(pq, &now)) {
 #define X_READ(ctr) v->x.ctr = now.ctr - pq->xbase.ctr;
 		FERRY_XSK_COUNTERS(X_READ)
 #undef X_READ
@@ -330,6 +331,8 @@ void ferry_stats_reset(struct ferry *f)
 #undef D_SNAP
 			if (pq->xsk)
 				ferry_xsk_stats(pq->xsk, &pq->xbase);
+			else
+				ferry_dpdk_xsk_stats(pq, &pq->xbase);
 		}
 		ferry_port_verdicts(p, p->verdict_base);
 		ferry_steer_reset(p);
