@@ -322,20 +322,26 @@ cg_record() {
 	((pk > 0)) && EXTRA[cg_${row}_ipp]=$((ir / pk))
 }
 
-bench_callgrind() {
-	local out ir pk real=$FERRYD i
-	command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || return 0
-
-	out=$TB_RUN/cg.ferry
+# cg_ferry ROW [BACKEND]: ferryd under callgrind, forwarding.
+cg_ferry() {
+	local row=$1 backend=${2:-native} out ir pk real=$FERRYD
+	out=$TB_RUN/cg.$row
 	FERRYD=$TB_RUN/ferryd-callgrind
 	printf '#!/bin/sh\nexec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=%s "%s" "$@"\n' \
 		"$out" "$real" >"$FERRYD"
 	chmod +x "$FERRYD"
-	start_ferry busy
+	start_ferry busy "$backend"
 	FERRYD=$real
 	read -r ir pk < <(cg_window "${TB_PID_OF[dut]}" "$out")
-	cg_record ferry "$ir" "$pk"
+	cg_record "$row" "$ir" "$pk"
 	stop_ferry
+}
+
+bench_callgrind() {
+	local out ir pk i
+	command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || return 0
+
+	cg_ferry ferry
 
 	((DO_TESTPMD)) || return 0
 	out=$TB_RUN/cg.testpmd
@@ -392,6 +398,19 @@ if part dpdk; then
 		if ((DO_TESTPMD)) && [[ -z ${MED[testpmd]:-} ]]; then
 			bench_testpmd testpmd || say "testpmd row failed: see its log above"
 		fi
+		# The forwarder-bound placement is where the backends differ.
+		placement rx-on-fwd
+		[[ -n ${MED[ferry_rxfwd]:-} ]] || bench_ferry ferry_rxfwd
+		bench_ferry ferry_dpdk_rxfwd busy dpdk
+		if ((DO_TESTPMD)) && [[ -z ${MED[testpmd_rxfwd]:-} ]]; then
+			bench_testpmd testpmd_rxfwd || say "testpmd row failed: see its log above"
+		fi
+		placement default
+		if ((DO_CALLGRIND)) && command -v callgrind_control >/dev/null; then
+			say "dpdk: ferry over both backends under callgrind"
+			[[ -n ${EXTRA[cg_ferry_ipp]:-} ]] || cg_ferry ferry
+			cg_ferry ferry_dpdk dpdk
+		fi
 	else
 		say "dpdk: ferryd was built without DPDK; part skipped"
 	fi
@@ -409,7 +428,7 @@ echo "need_wakeup on, busy-poll sockets n/a (copy mode), median of $RUNS runs of
 echo "placement default: generator, d0 receive and sink on CPU 0, forwarder on CPU $FWD_CPU"
 echo "placement rx-on-fwd: d0 receive (NAPI thread) moved to CPU $FWD_CPU, beside the forwarder"
 printf '%-18s %12s %12s %12s %10s %10s\n' row median_pps min max vs_testpmd vs_devmap
-for row in limit devmap ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll testpmd_rxfwd; do
+for row in limit devmap ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd testpmd_rxfwd; do
 	[[ -n ${MED[$row]:-} ]] || continue
 	base=testpmd
 	[[ $row == *rxfwd* ]] && base=testpmd_rxfwd
@@ -417,10 +436,11 @@ for row in limit devmap ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll te
 		"$(ratio "$row" "$base")" "$(ratio "$row" devmap)"
 done
 if [[ -n ${MED[ferry_dpdk]:-} ]]; then
-	echo "backends: ferry native / ferry over DPDK = $(ratio ferry ferry_dpdk); ferry over DPDK / testpmd = $(ratio ferry_dpdk testpmd)"
+	echo "backends, default placement: ferry native / ferry over DPDK = $(ratio ferry ferry_dpdk); ferry over DPDK / testpmd = $(ratio ferry_dpdk testpmd)"
+	echo "backends, rx-on-fwd: ferry native / ferry over DPDK = $(ratio ferry_rxfwd ferry_dpdk_rxfwd); ferry over DPDK / testpmd = $(ratio ferry_dpdk_rxfwd testpmd_rxfwd)"
 fi
 echo
-for row in ferry ferry_dpdk ferry_rxfwd ferry_rxfwd_poll; do
+for row in ferry ferry_dpdk ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd; do
 	[[ -n ${EXTRA[${row}_kpp]:-} ]] || continue
 	printf '%-18s kicks/packet %.4f; ferry dropped %s; kernel dropped before ferry (socket rings full) %s; received %s (last run)\n' \
 		"$row" "${EXTRA[${row}_kpp]}" "${EXTRA[${row}_userdrops]}" "${EXTRA[${row}_kerneldrops]}" "${EXTRA[${row}_rx]}"
@@ -435,7 +455,7 @@ done
 if [[ -n ${EXTRA[cg_ferry_ipp]:-} ]]; then
 	echo
 	echo "userspace instructions per forwarded packet (callgrind, busiest thread, ${CG_SECS}s window, offered the generator's maximum):"
-	for row in ferry testpmd; do
+	for row in ferry ferry_dpdk testpmd; do
 		[[ -n ${EXTRA[cg_${row}_ipp]:-} ]] || continue
 		printf '  %-8s %6s  (%s instructions / %s packets)\n' "$row" "${EXTRA[cg_${row}_ipp]}" \
 			"${EXTRA[cg_${row}_ir]}" "${EXTRA[cg_${row}_pk]}"

@@ -76,6 +76,10 @@ tb_do gen gen start g0 count 30000 rate 50000 >/dev/null
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut
 assert_ge "sustained: p1 tx_packets" 20000 "$(tb_stat dut p1 tx_packets)"
+# The kernel's socket counters of a DPDK queue add up as a native one's.
+st=$(tb_ctlj dut stats)
+assert_json '.data.ports[] | select(.name == "p0") | .totals | .rx_packets + .rx_dropped + .rx_ring_full' \
+	"$(jq '.data.ports[] | select(.name == "p0") | .xdp.xsk_redirect' <<<"$st")" "$st"
 
 tb_log "DPDK -> native xconnect"
 tb_do dut xconnect del p0 >/dev/null
