@@ -139,6 +139,20 @@ st=$(tb_ctlj dut stats)
 assert_json '.data.ports[] | select(.name == "p0") | .totals.rx_packets' 1000 "$st"
 assert_json '.data.ports[] | select(.name == "p0") | .totals.drop_reasons.app_drop' 1000 "$st"
 
+tb_log "steering rules and a workers re-plan on DPDK ports"
+# The generator's frames (UDP to port 9) leave the PMD's classifier by
+# the CPUMAP now: the rule lives in the adopted maps.
+tb_do dut steer add r1 port p0 match proto udp dport 9 to cpus 0 >/dev/null
+tb_do gen gen start g0 count 1000 rate 10000 >/dev/null
+tb_wait_gen_done gen g0 30
+tb_wait_quiet gen dut
+assert_json '.data[0].counters[0].steered' 1000 "$(tb_do dut steer show)"
+tb_do dut workers 1 >/dev/null
+out=$(tb_do dut port show)
+assert_json '[.data[] | select(.backend == "dpdk")] | length' 2 "$out"
+assert_json '.data | length' 1 "$(tb_do dut steer show)"
+tb_do dut steer del r1 >/dev/null
+
 tb_log "port del and shutdown leave nothing attached"
 tb_do dut port del p0 >/dev/null
 tb_do dut port del p1 >/dev/null
