@@ -69,8 +69,4 @@ struct ferry_dpdk_port {
 	uint64_t xsk_ino[FERRY_DPDK_MAX_XSK_FDS];
 };
 
-/* Worker list of DPDK queues; the worker must be paused (or not started). */
-int ferry_dpdk_worker_add(struct ferry_worker *w, struct ferry_pq *pq);
-void ferry_dpdk_worker_del(struct ferry_worker *w, struct ferry_pq *pq);
-
 #endif /* FERRY_DPDK_INT_H */

@@ -786,7 +786,7 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		pq->dq = &dp->dq[i];
 		pq->dpdk = 1;
 		ferry_worker_pause(w);
-		err = ferry_dpdk_worker_add(w, pq);
+		err = ferry_worker_dq_add(w, pq);
 		ferry_worker_resume(w);
 		if (err) {
 			ferry_fail(msg, len, err,
@@ -809,7 +809,7 @@ err_workers:
 		if (!pq->w)
 			continue;
 		ferry_worker_pause(pq->w);
-		ferry_dpdk_worker_del(pq->w, pq);
+		ferry_worker_dq_del(pq->w, pq);
 		ferry_worker_resume(pq->w);
 		pq->w = NULL;
 	}
@@ -837,7 +837,7 @@ void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
 		struct ferry_pq *pq = &p->pq[i];
 
 		ferry_worker_pause(pq->w);
-		ferry_dpdk_worker_del(pq->w, pq);
+		ferry_worker_dq_del(pq->w, pq);
 		ferry_worker_resume(pq->w);
 	}
 	xskmap_clear(p);

@@ -72,5 +72,7 @@ void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o);
 uint32_t ferry_dpdk_poll(struct ferry_worker *w);
 uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 			     struct ferry_pq *out);
+/* The fd an idle worker polls for a DPDK queue (the PMD's socket); -1. */
+int ferry_dpdk_poll_fd(const struct ferry_pq *pq);
 
 #endif /* FERRY_PORT_DPDK_H */

@@ -46,3 +46,8 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	return 0;
 }
+
+int ferry_dpdk_poll_fd(const struct ferry_pq *pq)
+{
+	return -1;
+}

@@ -351,7 +351,7 @@ static void worker_sleep(struct ferry_worker *w, uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
 			      .tv_nsec = (long)(ns % 1000000000ull)};
-	int n_pfd = (int)w->n_pq + 1;
+	int n_pfd = (int)(w->n_pq + 1 + w->n_dq);
 	uint64_t v;
 
 	ferry_ctr_add(&w->c.polls, 1);
@@ -454,6 +454,12 @@ static void worker_build_pfd(struct ferry_worker *w)
 	}
 	w->pfd[w->n_pq].fd = w->wake_fd;
 	w->pfd[w->n_pq].events = POLLIN;
+	/* The PMD's sockets wake an idle worker as native ones do (-1, when
+	 * unknown, is ignored by ppoll). */
+	for (i = 0; i < w->n_dq; i++) {
+		w->pfd[w->n_pq + 1 + i].fd = ferry_dpdk_poll_fd(w->dq[i]);
+		w->pfd[w->n_pq + 1 + i].events = POLLIN;
+	}
 }
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
@@ -558,6 +564,27 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 		ferry_umem_destroy(w->umem);
 		w->umem = NULL;
 	}
+}
+
+int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	if (w->n_dq >= FERRY_MAX_WQ)
+		return -ENOSPC;
+	pq->w = w;
+	w->dq[w->n_dq++] = pq;
+	worker_build_pfd(w);
+	return 0;
+}
+
+void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	uint32_t i, j;
+
+	for (i = 0, j = 0; i < w->n_dq; i++)
+		if (w->dq[i] != pq)
+			w->dq[j++] = w->dq[i];
+	w->n_dq = j;
+	worker_build_pfd(w);
 }
 
 uint32_t ferry_worker_frames_free(const struct ferry_worker *w)

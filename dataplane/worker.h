@@ -119,7 +119,8 @@ struct ferry_worker {
 	int wake_fd;
 	bool started;
 	pthread_t thread;
-	struct pollfd pfd[FERRY_MAX_WQ + 1];
+	/* native sockets, the wake fd, then the DPDK queues' sockets */
+	struct pollfd pfd[2 * FERRY_MAX_WQ + 1];
 	struct ferry_worker_ctrs base;
 	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
 	double rx_pps, busy_share;
@@ -142,6 +143,9 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
 			bool try_hugepages);
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
+/* DPDK queues (port_dpdk.h): the worker paused; -ENOSPC when full. */
+int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq);
+void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq);
 
 /*
  * One pass of the loop: RX bursts, TX submit and kicks, completions, fill

@@ -231,21 +231,7 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 
 /* ------------------------------------------------------- control side */
 
-int ferry_dpdk_worker_add(struct ferry_worker *w, struct ferry_pq *pq)
+int ferry_dpdk_poll_fd(const struct ferry_pq *pq)
 {
-	if (w->n_dq >= FERRY_MAX_WQ)
-		return -ENOSPC;
-	pq->w = w;
-	w->dq[w->n_dq++] = pq;
-	return 0;
-}
-
-void ferry_dpdk_worker_del(struct ferry_worker *w, struct ferry_pq *pq)
-{
-	uint32_t i, j;
-
-	for (i = 0, j = 0; i < w->n_dq; i++)
-		if (w->dq[i] != pq)
-			w->dq[j++] = w->dq[i];
-	w->n_dq = j;
+	return pq->dq ? pq->dq->xsk_fd : -1;
 }
