@@ -69,4 +69,21 @@ struct ferry_dpdk_port {
 	uint64_t xsk_ino[FERRY_DPDK_MAX_XSK_FDS];
 };
 
+/* dpdk_pmd.c: around the PMD. */
+struct ferry_port;
+/* ferry's classifier as a file the PMD's xdp_prog= can open: an fd. */
+int ferry_dpdk_prog_memfd(void);
+/* Adopts and configures the program the PMD attached to p's interface. */
+int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len);
+/* Takes a dead ferryd's program (id) off p's interface. */
+int ferry_dpdk_stale_detach(const struct ferry_port *p, uint32_t id, char *msg,
+			    size_t len);
+/* Empties p's XSKMAP slots (the PMD's map outlives its device). */
+void ferry_dpdk_xskmap_clear(const struct ferry_port *p);
+/* The PMD's sockets: noted around setup, closed after the device. */
+void ferry_dpdk_xsk_fds_mark(struct ferry_dpdk_port *dp, bool fresh);
+void ferry_dpdk_xsk_fds_close(struct ferry_dpdk_port *dp);
+/* LeakSanitizer ignores allocations while on (no-op without ASan). */
+void ferry_dpdk_leaks_ignored(bool on);
+
 #endif /* FERRY_DPDK_INT_H */
