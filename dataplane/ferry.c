@@ -323,7 +323,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return ferry_fail(msg, len, -ERANGE,
 				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
 				  ifi.n_rxq, ifi.n_rxq - 1);
-	/* Before the default workers start: a refusal changes nothing. */
+	/* Before the default workers start, so that the refusal (the stub
+	 * says why) changes nothing. */
 	if (pp->dpdk && !ferry_dpdk_built())
 		return ferry_dpdk_port_open(f, NULL, msg, len);
 	err = workers_default(f, msg, len);

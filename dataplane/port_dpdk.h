@@ -41,7 +41,8 @@ bool ferry_dpdk_built(void);
  * Opens p over DPDK: EAL (once), the vdev, its queues on the workers that
  * f's plan gives them (the same as a native port's), ferry's classifier
  * adopted. p is filled in as port_open fills a native port. 0, or -errno
- * with msg and nothing left behind.
+ * with msg and nothing left behind. Built without DPDK it only refuses,
+ * and p may be NULL.
  */
 int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 			 size_t len);
