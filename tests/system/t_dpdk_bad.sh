@@ -66,8 +66,12 @@ out=$(tb_ctlj dut2 port add q0 dev "$D0" backend dpdk queues 1) || rc=$?
 echo "$out"
 assert_json .error.code EBUSY "$out"
 assert_match "message" 'driven by ferryd' "$(jq -r .error.message <<<"$out")"
+# Two ferryds with EAL up at once: each has its own file prefix.
+tb_do dut2 port add q1 dev "$D1" backend dpdk queues 1 >/dev/null
 tb_kill9 dut
 out=$(tb_do dut2 port add q0 dev "$D0" backend dpdk queues 1)
 assert_json '.data[0].took_over_stale_program' true "$out"
 tb_do dut2 port del q0 >/dev/null
+tb_do dut2 port del q1 >/dev/null
 assert_eq "XDP on d0 after port del" none "$(tb_xdp_prog_id dut d0)"
+assert_eq "XDP on d1 after port del" none "$(tb_xdp_prog_id dut d1)"
