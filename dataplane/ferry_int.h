@@ -5,6 +5,7 @@
 
 #include "ferry.h"
 #include "port.h"
+#include "port_dpdk.h"
 #include "worker.h"
 
 struct ferry {
@@ -17,6 +18,7 @@ struct ferry {
 	bool try_hugepages;
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
+	struct ferry_dpdk *dpdk; /* EAL, once a DPDK port was asked for */
 };
 
 #define XSK_RING_SIZE 2048
