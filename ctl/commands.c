@@ -236,6 +236,15 @@ static int kw_default(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static int kw_xdp_restore(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, onoff_words, &m, "xdp-restore", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->xdp_restore = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -253,6 +262,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"xdp", kw_xdp, &pp},
 		{"busy-poll", kw_busy_poll, &pp},
 		{"default", kw_default, &pp},
+		{"xdp-restore", kw_xdp_restore, &pp},
 	};
 	int rc;
 
@@ -261,7 +271,8 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			err, EINVAL,
 			"usage: port add NAME dev IFNAME [queues N|A-B] "
 			"[mode auto|zc|copy] [xdp native|generic] "
-			"[busy-poll on|off] [default xsk|pass]");
+			"[busy-poll on|off] [default xsk|pass] "
+			"[xdp-restore on|off]");
 	pp.name = argv[0];
 	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
 			  NULL, err);
@@ -740,10 +751,12 @@ static const struct ctl_cmd commands[] = {
 	 cmd_worker_show},
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass]",
+	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass] "
+	 "[xdp-restore on|off]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N; default: where frames no rule "
-	 "matches go, the queue's socket or the kernel)",
+	 "matches go, the queue's socket or the kernel; xdp-restore: put "
+	 "ferry's program back when another tool replaces or removes it)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",

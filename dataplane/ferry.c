@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ferry_int.h"
@@ -33,6 +34,13 @@ struct ferry *ferry_create(void)
 	f->try_hugepages = true;
 	f->idle = FERRY_IDLE_BUSY;
 	f->last_tick_ns = ferry_now_ns();
+	/* Any socket will do for interface ioctls; without one the watch
+	 * sees no link changes, which is no reason to refuse to start. */
+	f->ifreq_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (f->ifreq_fd < 0)
+		log_warn("no socket for interface ioctls (%s): link state and "
+			 "MTU are not watched",
+			 strerror(errno));
 	return f;
 }
 
@@ -277,6 +285,10 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 				   strerror(-err));
 			goto err_close;
 		}
+		/* A parked socket taken back brings its old kernel counters:
+		 * this pq counts from here. */
+		ferry_xsk_stats(pq->xsk, &pq->xstart);
+		pq->xbase = pq->xstart;
 	}
 	p->zerocopy = p->pq[0].xsk->zerocopy;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
@@ -345,6 +357,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	p->xdp_generic = pp->xdp_generic;
 	p->busy_poll = pp->busy_poll;
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
+	p->xdp_restore = pp->xdp_restore;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);
@@ -358,6 +371,21 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
+	/* Start from what the link is now; the watch follows changes. */
+	{
+		unsigned int flags = IFF_UP | IFF_RUNNING;
+		uint32_t mtu = 0;
+
+		ferry_link_get(f, p->ifname, &flags, &mtu);
+		if (mtu)
+			ferry_port_set_mtu(p, mtu);
+		p->link_down = !(flags & IFF_UP) || !(flags & IFF_RUNNING);
+		if (p->link_down) {
+			ferry_port_set_down(p, true);
+			p->state = FERRY_PORT_DOWN;
+			snprintf(p->reason, sizeof(p->reason), "link down");
+		}
+	}
 	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
 		 "UMEM on %s%s",
 		 p->name, p->ifname, p->driver, p->q_first,
@@ -421,6 +449,8 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	/* No new frames into our sockets; then let the rings empty. */
 	ferry_port_xdp_detach(p);
 	port_drain(p);
+	if (p->state != FERRY_PORT_FAILED)
+		ferry_port_retire(f, p);
 	port_close(p);
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
@@ -429,6 +459,109 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	log_info("port %s: deleted", p->name);
 	port_free(p);
 	return 0;
+}
+
+/* -------------------------------------------------------------- health */
+
+/* Queue fields the worker reads per packet change only while it is parked. */
+void ferry_port_set_down(struct ferry_port *p, bool down)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->w)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->down = down;
+		ferry_worker_resume(pq->w);
+	}
+}
+
+void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu)
+{
+	/* What the kernel's own forwarding lets through (is_skb_forwardable):
+	 * MTU plus an Ethernet header and one VLAN tag. */
+	uint32_t max_frame = mtu + 14 + 4, i;
+
+	p->mtu = mtu;
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->w || pq->max_frame == max_frame)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->max_frame = max_frame;
+		ferry_worker_resume(pq->w);
+	}
+}
+
+void ferry_port_retire(struct ferry *f, struct ferry_port *p)
+{
+	struct ferry_ledger *l = &f->retired;
+	uint32_t i, r;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+		struct ferry_xsk_ctrs now;
+
+#define L_Q(ctr) l->q.ctr += ferry_ctr_read(&pq->c.ctr);
+		FERRY_QUEUE_COUNTERS(L_Q)
+#undef L_Q
+#define L_D(ctr) l->q.drop.ctr += ferry_ctr_read(&pq->c.drop.ctr);
+		FERRY_DROP_REASONS(L_D)
+#undef L_D
+		if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+#define L_X(ctr) l->x.ctr += now.ctr - pq->xstart.ctr;
+			FERRY_XSK_COUNTERS(L_X)
+#undef L_X
+		}
+	}
+	if (!ferry_port_verdicts(p, f->verdict_scratch))
+		for (r = 0; r < FERRY_R__COUNT; r++)
+			l->verdicts[r] += f->verdict_scratch[r];
+	l->ports_retired++;
+}
+
+void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
+{
+	uint64_t rx_left = 0, tx_left = 0;
+	uint32_t i;
+
+	log_warn("port %s: failed: %s; its queues are closed, the other ports "
+		 "carry on ('port del %s' and 'port add' restore it)",
+		 p->name, why, p->name);
+	/* Frames for it from other ports are dropped as port_down from now. */
+	ferry_port_set_down(p, true);
+	if (p->gen)
+		ferry_gen_stop(p->gen);
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_xsk *x = p->pq[i].xsk;
+
+		if (!x)
+			continue;
+		ferry_worker_pause(p->pq[i].w);
+		rx_left += *x->rx.producer - *x->rx.consumer;
+		tx_left += ferry_xsk_tx_unsent(x);
+		ferry_worker_resume(p->pq[i].w);
+	}
+	if (rx_left || tx_left)
+		log_warn("port %s: %llu received frame(s) unread and %llu "
+			 "unsent were in its rings (rx_abandoned, "
+			 "tx_abandoned)",
+			 p->name, (unsigned long long)rx_left,
+			 (unsigned long long)tx_left);
+	f->retired.rx_abandoned += rx_left;
+	f->retired.tx_abandoned += tx_left;
+	ferry_port_retire(f, p);
+	/* Its counters are in the ledger now; the ledger skips failed ports,
+	 * and `stats` still shows what the port did before it failed. */
+	port_close(p);
+	ferry_steer_port_free(p);
+	p->state = FERRY_PORT_FAILED;
+	snprintf(p->reason, sizeof(p->reason), "%s", why);
+	p->events.failed++;
 }
 
 /* ---------------------------------------------------------------- apps */
@@ -458,6 +591,16 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 			return ferry_fail(msg, len, -ENOENT, "no port %s",
 					  peer_name);
 	}
+	if (app != FERRY_APP_NONE &&
+	    (p->state == FERRY_PORT_FAILED ||
+	     (peer && peer->state == FERRY_PORT_FAILED)))
+		return ferry_fail(msg, len, -ENETDOWN,
+				  "port %s has failed (%s); 'port del' and "
+				  "'port add' it first",
+				  p->state == FERRY_PORT_FAILED ? p->name
+								: peer->name,
+				  p->state == FERRY_PORT_FAILED ? p->reason
+								: peer->reason);
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;
 
@@ -504,6 +647,9 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 
 	if (!p)
 		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+	if (p->state == FERRY_PORT_FAILED)
+		return ferry_fail(msg, len, -ENETDOWN,
+				  "port %s has failed (%s)", port, p->reason);
 	if (p->gen && ferry_gen_running(p->gen))
 		return ferry_fail(
 			msg, len, -EBUSY,
@@ -581,5 +727,7 @@ void ferry_destroy(struct ferry *f)
 		return;
 	ferry_ports_del_all(f);
 	workers_destroy(f);
+	if (f->ifreq_fd >= 0)
+		close(f->ifreq_fd);
 	free(f);
 }

@@ -19,6 +19,12 @@ static const char *const reason_names[] = {
 #undef REASON_NAME
 };
 
+static const char *const port_state_names[] = {
+#define PORT_STATE_NAME(id, name) [FERRY_PORT_##id] = name,
+	FERRY_PORT_STATES(PORT_STATE_NAME)
+#undef PORT_STATE_NAME
+};
+
 static const char *mode_name(bool zc)
 {
 	return zc ? "zc" : "copy";
@@ -54,8 +60,12 @@ static json_t *port_json(const struct ferry_port *p)
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0],
 		 p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
 	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "state",
+			    json_string(port_state_names[p->state]));
+	json_object_set_new(o, "reason", json_string(p->reason));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
 	json_object_set_new(o, "ifindex", json_integer(p->ifindex));
+	json_object_set_new(o, "mtu", json_integer(p->mtu));
 	json_object_set_new(o, "mac", json_string(mac));
 	json_object_set_new(o, "driver", json_string(p->driver));
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
@@ -89,6 +99,16 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
+	json_object_set_new(o, "xdp_restore", json_boolean(p->xdp_restore));
+	{
+		json_t *ev = json_object();
+
+#define EV_SET(ctr)                                                            \
+	json_object_set_new(ev, #ctr, json_integer((json_int_t)p->events.ctr));
+		FERRY_PORT_EVENTS(EV_SET)
+#undef EV_SET
+		json_object_set_new(o, "events", ev);
+	}
 	return o;
 }
 
@@ -265,6 +285,68 @@ static json_t *gen_json(const struct ferry_port *p)
 	return o;
 }
 
+/* Counters since ferryd started: retired ports plus live ones, raw. */
+static json_t *ledger_json(struct ferry *f)
+{
+	struct ferry_ledger l = f->retired;
+	json_t *o = json_object(), *d = json_object(), *xdp = json_object();
+	uint64_t drops = 0;
+	uint32_t q, r;
+	int i;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (p->state == FERRY_PORT_FAILED)
+			continue; /* already retired */
+		for (q = 0; q < p->n_queues; q++) {
+			struct ferry_pq *pq = &p->pq[q];
+			struct ferry_xsk_ctrs now;
+
+#define LQ(ctr) l.q.ctr += ferry_ctr_read(&pq->c.ctr);
+			FERRY_QUEUE_COUNTERS(LQ)
+#undef LQ
+#define LD(ctr) l.q.drop.ctr += ferry_ctr_read(&pq->c.drop.ctr);
+			FERRY_DROP_REASONS(LD)
+#undef LD
+			if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+#define LX(ctr) l.x.ctr += now.ctr - pq->xstart.ctr;
+				FERRY_XSK_COUNTERS(LX)
+#undef LX
+			}
+		}
+		if (!ferry_port_verdicts(p, f->verdict_scratch))
+			for (r = 0; r < FERRY_R__COUNT; r++)
+				l.verdicts[r] += f->verdict_scratch[r];
+	}
+#define LSET(ctr)                                                              \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)l.q.ctr));
+	FERRY_QUEUE_COUNTERS(LSET)
+#undef LSET
+#define LXSET(ctr)                                                             \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)l.x.ctr));
+	FERRY_XSK_COUNTERS(LXSET)
+#undef LXSET
+#define LDSET(ctr)                                                             \
+	json_object_set_new(d, #ctr, json_integer((json_int_t)l.q.drop.ctr));  \
+	drops += l.q.drop.ctr;
+	FERRY_DROP_REASONS(LDSET)
+#undef LDSET
+	for (r = 0; r < FERRY_R__COUNT; r++)
+		json_object_set_new(xdp, reason_names[r],
+				    json_integer((json_int_t)l.verdicts[r]));
+	json_object_set_new(o, "drops", json_integer((json_int_t)drops));
+	json_object_set_new(o, "drop_reasons", d);
+	json_object_set_new(o, "xdp", xdp);
+	json_object_set_new(o, "ports_retired",
+			    json_integer((json_int_t)l.ports_retired));
+	json_object_set_new(o, "rx_abandoned",
+			    json_integer((json_int_t)l.rx_abandoned));
+	json_object_set_new(o, "tx_abandoned",
+			    json_integer((json_int_t)l.tx_abandoned));
+	return o;
+}
+
 json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 		    size_t len)
 {
@@ -300,6 +382,8 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 	json_object_set_new(o, "ports", ports);
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "gen", gens);
+	if (worker < 0 && !port)
+		json_object_set_new(o, "ledger", ledger_json(f));
 	if (worker < 0) {
 		json_object_set_new(o, "steer", ferry_steer_stats(f, port));
 		json_object_set_new(o, "cpumap",
@@ -346,7 +430,7 @@ json_t *ferry_worker_show(struct ferry *f)
 	int i;
 
 	for (i = 0; i < f->n_workers; i++) {
-		const struct ferry_worker *w = f->workers[i];
+		struct ferry_worker *w = f->workers[i];
 		json_t *o = json_object(), *socks = json_array();
 		uint32_t j;
 
@@ -364,11 +448,16 @@ json_t *ferry_worker_show(struct ferry *f)
 							? "poll"
 							: "busy"));
 		json_object_set_new(o, "sockets", socks);
-		json_object_set_new(
-			o, "umem_frames",
-			json_integer(w->umem ? w->umem->n_frames : 0));
-		json_object_set_new(o, "umem_free",
-				    json_integer(ferry_worker_frames_free(w)));
+		struct ferry_umem_acct ua;
+
+		ferry_worker_umem_acct(w, &ua);
+		json_object_set_new(o, "umem_frames", json_integer(ua.frames));
+		json_object_set_new(o, "umem_free", json_integer(ua.free));
+		json_object_set_new(o, "umem_in_rings",
+				    json_integer(ua.in_rings));
+		/* Held by the kernel between rings, or leaked: 0 when idle. */
+		json_object_set_new(o, "umem_elsewhere",
+				    json_integer(ua.elsewhere));
 		json_object_set_new(o, "umem",
 				    json_string(!w->umem ? "none"
 						: w->umem->hugepages
@@ -396,6 +485,7 @@ void ferry_tick(struct ferry *f)
 	int i;
 	uint32_t q;
 
+	ferry_health_check(f);
 	f->last_tick_ns = t;
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
@@ -665,16 +755,17 @@ char *ferry_config_text(struct ferry *f)
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];
 
-		sb_printf(
-			&b,
-			"port add %s dev %s queues %u-%u mode %s xdp %s%s%s\n",
-			p->name, p->ifname, p->q_first,
-			p->q_first + p->n_queues - 1,
-			mode_req_names[p->mode_req],
-			p->xdp_generic ? "generic" : "native",
-			p->busy_poll ? " busy-poll on" : "",
-			p->default_action == FERRY_ACT_PASS ? " default pass"
-							    : "");
+		sb_printf(&b,
+			  "port add %s dev %s queues %u-%u mode %s xdp "
+			  "%s%s%s%s\n",
+			  p->name, p->ifname, p->q_first,
+			  p->q_first + p->n_queues - 1,
+			  mode_req_names[p->mode_req],
+			  p->xdp_generic ? "generic" : "native",
+			  p->busy_poll ? " busy-poll on" : "",
+			  p->default_action == FERRY_ACT_PASS ? " default pass"
+							      : "",
+			  p->xdp_restore ? " xdp-restore on" : "");
 	}
 	for (i = 0; i < f->n_ports; i++) {
 		const struct ferry_port *p = f->ports[i];

@@ -116,9 +116,11 @@ static inline void worker_flush_tx(struct ferry_worker *w)
 		t->touched = 0;
 	}
 	w->n_touched = 0;
-	/* One kick per ring that has anything unsent, touched or left over. */
+	/* One kick per ring that has anything unsent, touched or left over;
+	 * none while the link is down: it would fail every loop, and what
+	 * waits in the ring goes out when the link is back. */
 	for (i = 0; i < w->n_pq; i++)
-		if (ferry_xsk_tx_unsent(w->pq[i]->xsk))
+		if (ferry_xsk_tx_unsent(w->pq[i]->xsk) && !w->pq[i]->down)
 			pq_kick(w->pq[i]);
 }
 
@@ -138,26 +140,44 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 				   struct ferry_pq *out, bool reflect)
 {
 	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
-	uint32_t room, n, idx_rx, idx_tx = 0, i;
-	uint64_t bytes = 0;
+	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i, j;
+	uint32_t lim = out->max_frame ? out->max_frame : UINT32_MAX;
+	uint64_t bytes = 0, long_bytes = 0;
 
 	/*
 	 * Take only what the egress ring can hold: the rest waits in the RX
 	 * ring, so a full TX ring backs up into the kernel's counters
-	 * (rx_ring_full) instead of into silent userspace drops.
+	 * (rx_ring_full) instead of into silent userspace drops. Each pass
+	 * that leaves frames waiting so is counted as tx_backpressure.
 	 */
 	room = xsk_prod_nb_free(&o->tx, FERRY_BURST);
 	if (room > FERRY_BURST)
 		room = FERRY_BURST;
 	n = xsk_ring_cons__peek(&x->rx, room, &idx_rx);
+	if (unlikely(room < FERRY_BURST) && xsk_cons_nb_avail(&x->rx, 1))
+		ferry_ctr_add(&pq->c.tx_backpressure, 1);
 	if (!n)
 		return 0;
-	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
-	for (i = 0; i < n; i++) {
+	/* Copy-mode TX does not check the egress MTU: count first, since a
+	 * TX reservation cannot be given back (libxdp 1.3 has no cancel). */
+	fit = n;
+	for (i = 0; i < n; i++)
+		if (unlikely(xsk_ring_cons__rx_desc(&x->rx, idx_rx + i)->len >
+			     lim))
+			fit--;
+	if (fit)
+		xsk_ring_prod__reserve(&o->tx, fit, &idx_tx);
+	for (i = 0, j = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i);
-		struct xdp_desc *t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + i);
+		struct xdp_desc *t;
 
+		if (unlikely(d->len > lim)) {
+			long_bytes += d->len;
+			ferry_umem_put(w->umem, d->addr);
+			continue;
+		}
+		t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + j++);
 		if (reflect)
 			swap_macs(ferry_umem_data(w->umem, d->addr));
 		t->addr = d->addr;
@@ -167,16 +187,20 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 		ferry_umem_tag(w->umem, d->addr, o->tx_tag);
 	}
 	xsk_ring_cons__release(&x->rx, n);
-	out->tx_batch += n;
+	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes + long_bytes);
+	if (unlikely(fit < n))
+		ferry_ctr_add(&pq->c.drop.mtu_exceeded, n - fit);
+	if (!fit)
+		return n;
+	out->tx_batch += fit;
 	if (!out->touched) {
 		out->touched = 1;
 		w->touched[w->n_touched++] = out;
 	}
-	ferry_ctr_add(&pq->c.rx_packets, n);
-	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(&out->c.tx_packets, n);
+	ferry_ctr_add(&out->c.tx_packets, fit);
 	ferry_ctr_add(&out->c.tx_bytes, bytes);
-	ferry_ctr_add(&w->c.tx_packets, n);
+	ferry_ctr_add(&w->c.tx_packets, fit);
 	return n;
 }
 
@@ -314,6 +338,8 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 	case FERRY_APP_REFLECT:
 		if (unlikely(!pq->out))
 			n = app_consume(w, pq, &pq->c.drop.no_tx_queue);
+		else if (unlikely(pq->out->down))
+			n = app_consume(w, pq, &pq->c.drop.port_down);
 		else
 			n = app_forward(w, pq, pq->out,
 					pq->app == FERRY_APP_REFLECT);
@@ -554,9 +580,47 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	}
 }
 
-uint32_t ferry_worker_frames_free(const struct ferry_worker *w)
+uint32_t ferry_worker_frames_free(struct ferry_worker *w)
 {
-	return w->umem ? w->umem->n_free : 0;
+	uint32_t n;
+
+	ferry_worker_pause(w);
+	n = w->umem ? w->umem->n_free : 0;
+	ferry_worker_resume(w);
+	return n;
+}
+
+/* Entries the producer has posted and the consumer not yet taken. */
+static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer)
+{
+	return __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t xsk_frames_in_rings(const struct ferry_xsk *x)
+{
+	return ring_used(x->fq.producer, x->fq.consumer) +
+	       ring_used(x->rx.producer, x->rx.consumer) +
+	       ring_used(x->tx.producer, x->tx.consumer) +
+	       ring_used(x->cq.producer, x->cq.consumer);
+}
+
+void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a)
+{
+	uint32_t i;
+
+	memset(a, 0, sizeof(*a));
+	ferry_worker_pause(w);
+	if (w->umem) {
+		a->frames = w->umem->n_frames;
+		a->free = w->umem->n_free;
+		for (i = 0; i < w->n_pq; i++)
+			a->in_rings += xsk_frames_in_rings(w->pq[i]->xsk);
+		if (w->umem->parked)
+			a->in_rings += xsk_frames_in_rings(w->umem->parked);
+		a->elsewhere = a->frames - a->free - a->in_rings;
+	}
+	ferry_worker_resume(w);
 }
 
 void ferry_worker_destroy(struct ferry_worker *w)

@@ -77,8 +77,12 @@ struct ferry_pq {
 	uint8_t app;		   /* enum ferry_app */
 	uint8_t touched;   /* TX reserved into this batch, not submitted */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
-	uint8_t reserved;
-	uint32_t tx_batch; /* descriptors reserved this batch */
+	/* Set by the control thread (worker paused) when this queue's link is
+	 * down or its port failed: frames bound here are dropped as
+	 * port_down instead of filling a TX ring the kernel won't drain. */
+	uint8_t down;
+	uint32_t tx_batch;  /* descriptors reserved this batch */
+	uint32_t max_frame; /* longest frame the link takes; 0: no limit */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane */
 	struct ferry_port *port;
@@ -86,7 +90,8 @@ struct ferry_pq {
 	uint32_t queue;
 	struct ferry_queue_ctrs base; /* snapshot taken by `stats reset` */
 	struct ferry_xsk_ctrs xbase;
-	uint64_t prev_rx, prev_tx; /* sampler: totals at the last tick */
+	struct ferry_xsk_ctrs xstart; /* kernel counters when the pq began */
+	uint64_t prev_rx, prev_tx;    /* sampler: totals at the last tick */
 	double rx_pps, tx_pps;
 } __attribute__((aligned(64)));
 
@@ -148,7 +153,22 @@ uint32_t ferry_worker_poll_once(struct ferry_worker *w);
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
 uint64_t ferry_now_ns(void);
 
-/* Frames in the pool plus frames tagged to live sockets: for accounting. */
-uint32_t ferry_worker_frames_free(const struct ferry_worker *w);
+/* Frames in the pool (worker paused for the read). */
+uint32_t ferry_worker_frames_free(struct ferry_worker *w);
+
+/*
+ * Where a worker's UMEM frames are, read with the worker paused: in the
+ * pool, visible in a ring of one of its sockets (fill, RX, TX, completion;
+ * parked socket included), or neither. "Neither" is a frame the kernel holds
+ * between rings (a TX skb on its way) or a leaked one: once traffic has
+ * stopped it must be 0.
+ */
+struct ferry_umem_acct {
+	uint32_t frames;
+	uint32_t free;
+	uint32_t in_rings;
+	uint32_t elsewhere;
+};
+void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a);
 
 #endif /* FERRY_WORKER_H */
