@@ -371,20 +371,14 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
-	/* Start from what the link is now; the watch follows changes. */
+	/* The MTU now; the link state from the watch's next look, since a
+	 * link just brought up may not show its carrier yet. */
 	{
-		unsigned int flags = IFF_UP | IFF_RUNNING;
+		unsigned int flags;
 		uint32_t mtu = 0;
 
-		ferry_link_get(f, p->ifname, &flags, &mtu);
-		if (mtu)
+		if (!ferry_link_get(f, p->ifname, &flags, &mtu) && mtu)
 			ferry_port_set_mtu(p, mtu);
-		p->link_down = !(flags & IFF_UP) || !(flags & IFF_RUNNING);
-		if (p->link_down) {
-			ferry_port_set_down(p, true);
-			p->state = FERRY_PORT_DOWN;
-			snprintf(p->reason, sizeof(p->reason), "link down");
-		}
 	}
 	log_info("port %s: %s (driver %s) queues %u-%u, %s mode%s, %s XDP, "
 		 "UMEM on %s%s",

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# fault.sh - helpers for the fault tests (tests/system/t_fault_*.sh).
+# Source after testbed.sh and assert.sh.
+#
+#   fault_port NAME PORT KEY        a `port show` field of PORT
+#   fault_wait_port NAME PORT KEY VALUE [TIMEOUT]
+#                                   waits until the field reads VALUE
+#   fault_drop NAME PORT REASON     PORT's drop counter for REASON
+#   fault_ledger NAME JQ            a number from the `stats` ledger
+#   fault_umem_idle NAME            waits until every worker's UMEM frames
+#                                   are in the pool or a ring (none elsewhere)
+
+fault_port() {
+	tb_ctlj "$1" port show "$2" | jq -r --arg k "$3" '.data[0][$k] // empty'
+}
+
+fault_wait_port() {
+	local name=$1 port=$2 key=$3 want=$4 timeout=${5:-10} i seen=
+	for ((i = 0; i < timeout * 10; i++)); do
+		seen=$(fault_port "$name" "$port" "$key")
+		if [[ $seen == "$want" ]]; then
+			tb_log "$name port $port: $key is $want after $((i / 10)).$((i % 10)) s"
+			return 0
+		fi
+		sleep 0.1
+	done
+	tb_log "$name port $port: $key still '$seen' after ${timeout}s, not '$want'"
+	return 1
+}
+
+fault_drop() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" --arg r "$3" \
+		'[.data.ports[] | select(.name == $p) | .totals.drop_reasons[$r]] | first // 0'
+}
+
+fault_ledger() {
+	tb_ctlj "$1" stats | jq -r ".data.ledger | $2"
+}
+
+fault_umem_idle() {
+	local name=$1 i w
+	for ((i = 0; i < 50; i++)); do
+		w=$(tb_ctlj "$name" worker show | jq -c '[.data[] | {id, umem_frames, umem_free, umem_in_rings, umem_elsewhere}]')
+		if jq -e 'all(.umem_elsewhere == 0)' <<<"$w" >/dev/null; then
+			echo "umem of $name: $w"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "umem of $name: $w"
+	return 1
+}
