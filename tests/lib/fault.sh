@@ -50,3 +50,18 @@ fault_umem_idle() {
 	echo "umem of $name: $w"
 	return 1
 }
+
+# fault_wait_event NAME PORT EVENT N [TIMEOUT]: until PORT's event counter is N.
+fault_wait_event() {
+	local name=$1 port=$2 ev=$3 want=$4 timeout=${5:-10} i seen=
+	for ((i = 0; i < timeout * 10; i++)); do
+		seen=$(tb_ctlj "$name" port show "$port" | jq -r --arg e "$ev" '.data[0].events[$e]')
+		if [[ $seen == "$want" ]]; then
+			tb_log "$name port $port: $ev is $want after $((i / 10)).$((i % 10)) s"
+			return 0
+		fi
+		sleep 0.1
+	done
+	tb_log "$name port $port: $ev still '$seen' after ${timeout}s, not '$want'"
+	return 1
+}
