@@ -74,8 +74,14 @@ static void workers_destroy(struct ferry *f)
 {
 	int i;
 
-	for (i = 0; i < f->n_workers; i++)
-		ferry_worker_destroy(f->workers[i]);
+	for (i = 0; i < f->n_workers; i++) {
+		struct ferry_worker *w = f->workers[i];
+
+		/* Ports are gone by now, and with them every UMEM. */
+		f->retired.umem_closed += w->umem_closed;
+		f->retired.umem_frames_lost += w->umem_frames_lost;
+		ferry_worker_destroy(w);
+	}
 	f->n_workers = 0;
 	f->cpumask = 0;
 }

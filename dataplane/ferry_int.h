@@ -19,6 +19,8 @@ struct ferry_ledger {
 	uint64_t ports_retired;
 	/* frames a failed port's rings held when its sockets were closed */
 	uint64_t rx_abandoned, tx_abandoned;
+	/* UMEMs of workers no longer there (see struct ferry_worker) */
+	uint64_t umem_closed, umem_frames_lost;
 };
 
 struct ferry {

@@ -344,6 +344,14 @@ static json_t *ledger_json(struct ferry *f)
 			    json_integer((json_int_t)l.rx_abandoned));
 	json_object_set_new(o, "tx_abandoned",
 			    json_integer((json_int_t)l.tx_abandoned));
+	for (i = 0; i < f->n_workers; i++) {
+		l.umem_closed += f->workers[i]->umem_closed;
+		l.umem_frames_lost += f->workers[i]->umem_frames_lost;
+	}
+	json_object_set_new(o, "umem_closed",
+			    json_integer((json_int_t)l.umem_closed));
+	json_object_set_new(o, "umem_frames_lost",
+			    json_integer((json_int_t)l.umem_frames_lost));
 	return o;
 }
 
@@ -458,6 +466,13 @@ json_t *ferry_worker_show(struct ferry *f)
 		/* Held by the kernel between rings, or leaked: 0 when idle. */
 		json_object_set_new(o, "umem_elsewhere",
 				    json_integer(ua.elsewhere));
+		json_object_set_new(o, "umem_consistent",
+				    json_boolean(ua.consistent));
+		json_object_set_new(o, "umem_closed",
+				    json_integer((json_int_t)w->umem_closed));
+		json_object_set_new(
+			o, "umem_frames_lost",
+			json_integer((json_int_t)w->umem_frames_lost));
 		json_object_set_new(o, "umem",
 				    json_string(!w->umem ? "none"
 						: w->umem->hugepages

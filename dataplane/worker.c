@@ -575,6 +575,16 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	pq->xsk = NULL;
 	if (last) {
 		ferry_xsk_destroy(w->umem->parked, true);
+		/* Every socket is closed and has given its frames back by tag:
+		 * the pool must be whole again, to the frame. */
+		w->umem_closed++;
+		if (w->umem->n_free != w->umem->n_frames) {
+			w->umem_frames_lost +=
+				w->umem->n_frames - w->umem->n_free;
+			log_err("worker %d: UMEM closed with %u of %u frames "
+				"back in its pool",
+				w->id, w->umem->n_free, w->umem->n_frames);
+		}
 		ferry_umem_destroy(w->umem);
 		w->umem = NULL;
 	}
@@ -588,6 +598,20 @@ uint32_t ferry_worker_frames_free(struct ferry_worker *w)
 	n = w->umem ? w->umem->n_free : 0;
 	ferry_worker_resume(w);
 	return n;
+}
+
+/* Every frame on the free stack is tagged as in the pool, and no other. */
+static bool umem_consistent(const struct ferry_umem *u)
+{
+	uint32_t i, pool = 0;
+
+	for (i = 0; i < u->n_free; i++)
+		if (u->owner[ferry_umem_frame_idx(u->free[i])] !=
+		    FERRY_OWNER_POOL)
+			return false;
+	for (i = 0; i < u->n_frames; i++)
+		pool += u->owner[i] == FERRY_OWNER_POOL;
+	return pool == u->n_free;
 }
 
 /* Entries the producer has posted and the consumer not yet taken. */
@@ -618,7 +642,10 @@ void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a)
 			a->in_rings += xsk_frames_in_rings(w->pq[i]->xsk);
 		if (w->umem->parked)
 			a->in_rings += xsk_frames_in_rings(w->umem->parked);
-		a->elsewhere = a->frames - a->free - a->in_rings;
+		a->elsewhere = (int64_t)a->frames - a->free - a->in_rings;
+		a->consistent = umem_consistent(w->umem);
+	} else {
+		a->consistent = true;
 	}
 	ferry_worker_resume(w);
 }

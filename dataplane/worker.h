@@ -123,6 +123,10 @@ struct ferry_worker {
 	struct ferry_worker_ctrs base;
 	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
 	double rx_pps, busy_share;
+	/* UMEMs this worker closed, and frames missing from their pools once
+	 * every socket had given its frames back: the exact leak check. */
+	uint64_t umem_closed;
+	uint64_t umem_frames_lost;
 } __attribute__((aligned(64)));
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle);
@@ -159,15 +163,19 @@ uint32_t ferry_worker_frames_free(struct ferry_worker *w);
 /*
  * Where a worker's UMEM frames are, read with the worker paused: in the
  * pool, visible in a ring of one of its sockets (fill, RX, TX, completion;
- * parked socket included), or neither. "Neither" is a frame the kernel holds
- * between rings (a TX skb on its way) or a leaked one: once traffic has
- * stopped it must be 0.
+ * parked socket included), or neither: held by the kernel (a TX skb on its
+ * way; in copy mode a buffer it took from the fill ring and kept after an
+ * RX drop) or counted twice (the kernel publishes its fill-ring consumer
+ * index late), so `elsewhere` is a hint, not a leak check. The leak check
+ * is exact at two points: `consistent` (the pool's stack and the owner
+ * tags agree), and umem_frames_lost when a UMEM closes.
  */
 struct ferry_umem_acct {
 	uint32_t frames;
 	uint32_t free;
 	uint32_t in_rings;
-	uint32_t elsewhere;
+	int64_t elsewhere;
+	bool consistent;
 };
 void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a);
 

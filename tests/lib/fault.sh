@@ -7,8 +7,10 @@
 #                                   waits until the field reads VALUE
 #   fault_drop NAME PORT REASON     PORT's drop counter for REASON
 #   fault_ledger NAME JQ            a number from the `stats` ledger
-#   fault_umem_idle NAME            waits until every worker's UMEM frames
-#                                   are in the pool or a ring (none elsewhere)
+#   fault_umem_idle NAME            the UMEM leak check: pool and owner tags
+#                                   agree, and after a re-plan (every UMEM
+#                                   closed) no frame is missing
+#   fault_wait_event NAME PORT EVENT N [TIMEOUT]
 
 fault_port() {
 	tb_ctlj "$1" port show "$2" | jq -r --arg k "$3" '.data[0][$k] // empty'
@@ -38,17 +40,21 @@ fault_ledger() {
 }
 
 fault_umem_idle() {
-	local name=$1 i w
-	for ((i = 0; i < 50; i++)); do
-		w=$(tb_ctlj "$name" worker show | jq -c '[.data[] | {id, umem_frames, umem_free, umem_in_rings, umem_elsewhere}]')
-		if jq -e 'all(.umem_elsewhere == 0)' <<<"$w" >/dev/null; then
-			echo "umem of $name: $w"
-			return 0
-		fi
-		sleep 0.1
-	done
+	local name=$1 w cpus
+	w=$(tb_ctlj "$name" worker show | jq -c '[.data[] | {id, umem_frames, umem_free, umem_in_rings, umem_elsewhere, umem_consistent}]')
 	echo "umem of $name: $w"
-	return 1
+	jq -e 'all(.umem_consistent)' <<<"$w" >/dev/null || {
+		assert__fail "$name: UMEM pool and owner tags disagree" "$w"
+		return 1
+	}
+	# Re-plan onto the same CPUs: every port is deleted (each UMEM closes,
+	# checked to the frame) and added again.
+	cpus=$(tb_ctlj "$name" show config | jq -r .data | sed -n 's/^workers \([^ ]*\).*/\1/p')
+	tb_do "$name" workers "$cpus" >/dev/null
+	w=$(tb_ctlj "$name" stats | jq -c '.data.ledger | {umem_closed, umem_frames_lost}')
+	echo "UMEMs closed by $name: $w"
+	assert_json .umem_frames_lost 0 "$w"
+	assert_ge "UMEMs closed and checked" 1 "$(jq .umem_closed <<<"$w")"
 }
 
 # fault_wait_event NAME PORT EVENT N [TIMEOUT]: until PORT's event counter is N.
