@@ -500,11 +500,23 @@ void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu)
 void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 {
 	struct ferry_ledger *l = &f->retired;
+	uint64_t rx_left = 0, tx_left = 0;
 	uint32_t i, r;
 
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
 		struct ferry_xsk_ctrs now;
+
+		/* What the rings still hold goes back to the pool when the
+		 * socket closes: received but never read, or counted as sent
+		 * but never sent. A drained port has none. */
+		if (pq->xsk) {
+			ferry_worker_pause(pq->w);
+			rx_left +=
+				*pq->xsk->rx.producer - *pq->xsk->rx.consumer;
+			tx_left += ferry_xsk_tx_unsent(pq->xsk);
+			ferry_worker_resume(pq->w);
+		}
 
 #define L_Q(ctr) l->q.ctr += ferry_ctr_read(&pq->c.ctr);
 		FERRY_QUEUE_COUNTERS(L_Q)
@@ -521,14 +533,19 @@ void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	if (!ferry_port_verdicts(p, f->verdict_scratch))
 		for (r = 0; r < FERRY_R__COUNT; r++)
 			l->verdicts[r] += f->verdict_scratch[r];
+	if (rx_left || tx_left)
+		log_warn("port %s: %llu received frame(s) unread and %llu "
+			 "unsent were left in its rings (rx_abandoned, "
+			 "tx_abandoned)",
+			 p->name, (unsigned long long)rx_left,
+			 (unsigned long long)tx_left);
+	l->rx_abandoned += rx_left;
+	l->tx_abandoned += tx_left;
 	l->ports_retired++;
 }
 
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 {
-	uint64_t rx_left = 0, tx_left = 0;
-	uint32_t i;
-
 	log_warn("port %s: failed: %s; its queues are closed, the other ports "
 		 "carry on ('port del %s' and 'port add' restore it)",
 		 p->name, why, p->name);
@@ -536,24 +553,6 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	ferry_port_set_down(p, true);
 	if (p->gen)
 		ferry_gen_stop(p->gen);
-	for (i = 0; i < p->n_queues; i++) {
-		struct ferry_xsk *x = p->pq[i].xsk;
-
-		if (!x)
-			continue;
-		ferry_worker_pause(p->pq[i].w);
-		rx_left += *x->rx.producer - *x->rx.consumer;
-		tx_left += ferry_xsk_tx_unsent(x);
-		ferry_worker_resume(p->pq[i].w);
-	}
-	if (rx_left || tx_left)
-		log_warn("port %s: %llu received frame(s) unread and %llu "
-			 "unsent were in its rings (rx_abandoned, "
-			 "tx_abandoned)",
-			 p->name, (unsigned long long)rx_left,
-			 (unsigned long long)tx_left);
-	f->retired.rx_abandoned += rx_left;
-	f->retired.tx_abandoned += tx_left;
 	ferry_port_retire(f, p);
 	/* Its counters are in the ledger now; the ledger skips failed ports,
 	 * and `stats` still shows what the port did before it failed. */
