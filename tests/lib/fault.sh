@@ -71,3 +71,16 @@ fault_wait_event() {
 	tb_log "$name port $port: $ev still '$seen' after ${timeout}s, not '$want'"
 	return 1
 }
+
+# fault_wait_ge WHAT MIN CMD...: waits (up to 20 s) until CMD prints a
+# number >= MIN, then asserts it: "it moves", with no rate assumed.
+fault_wait_ge() {
+	local what=$1 min=$2 i seen=
+	shift 2
+	for ((i = 0; i < 200; i++)); do
+		seen=$("$@")
+		[[ $seen =~ ^[0-9]+$ ]] && ((seen >= min)) && break
+		sleep 0.1
+	done
+	assert_ge "$what" "$min" "$seen"
+}

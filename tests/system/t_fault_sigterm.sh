@@ -6,6 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/fault.sh
+. "$(dirname "$0")/../lib/fault.sh"
 
 tb_init
 tb_std3
@@ -14,8 +16,7 @@ tb_dut_xconnect
 tb_sink_drop
 
 tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" >/dev/null # full rate
-sleep 1
-assert_ge "p1 tx_packets under load" 10000 "$(tb_stat dut p1 tx_packets)"
+fault_wait_ge "p1 tx_packets under load" 10000 tb_stat dut p1 tx_packets
 kill -TERM "${TB_PID_OF[dut]}"
 tb_wait_exit dut 15 || true
 assert_eq "ferryd exit status after SIGTERM" 0 "$TB_EXIT_RC"

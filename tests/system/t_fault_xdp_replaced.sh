@@ -34,7 +34,7 @@ clang -O2 -g -target bpf -I"/usr/include/$multiarch" \
 foreign() { tb_exec dut ip -force link set dev "$D0" xdpdrv obj "$TB_RUN/foreign.o" sec xdp; }
 
 tb_do gen gen start g0 rate 20000 dst-mac "$(tb_mac dut d0)" >/dev/null
-sleep 1
+fault_wait_ge "p1 forwards" 1000 tb_stat dut p1 tx_packets
 
 # 1. Replaced, xdp-restore off: reported, not undone.
 ours=$(fault_port dut p0 prog_id)
@@ -69,8 +69,7 @@ fault_wait_event dut p0 xdp_restored 2 5
 assert_eq "program on d0 after removal and restore" "$ours" "$(tb_xdp_prog_id dut d0)"
 fault_wait_port dut p0 state up 5
 t1=$(tb_stat dut p1 tx_packets)
-sleep 1
-assert_ge "p1 forwards after the restores" $((t1 + 5000)) "$(tb_stat dut p1 tx_packets)"
+fault_wait_ge "p1 forwards after the restores" $((t1 + 1000)) tb_stat dut p1 tx_packets
 show=$(tb_do dut port show p0)
 echo "p0: $(jq -c '.data[0] | {state, reason, events}' <<<"$show")"
 assert_json '.data[0].events.xdp_lost' 2 "$show"
