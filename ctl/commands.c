@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "commands.h"
 #include "ferry.h"
+#include "privs.h"
 #include "server.h"
 #include "steer.h"
 
@@ -707,8 +709,19 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 	/* Write beside the target and rename: a crash leaves the old file. */
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		rc = ctl_errf(err, errno, "save %s: %s", argv[0],
-			      strerror(errno));
+		int e = errno;
+
+		/* Root without CAP_DAC_OVERRIDE: say why root may not. */
+		if ((e == EACCES || e == EPERM) &&
+		    !ferry_privs_have(CAP_DAC_OVERRIDE))
+			rc = ctl_errf(err, e,
+				      "save %s: %s (ferryd dropped "
+				      "CAP_DAC_OVERRIDE after setup; save "
+				      "where its user may write)",
+				      argv[0], strerror(e));
+		else
+			rc = ctl_errf(err, e, "save %s: %s", argv[0],
+				      strerror(e));
 		goto out_text;
 	}
 	fp = fdopen(fd, "w");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "privs.h"
 #include "worker.h"
 
 #define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
@@ -414,6 +415,9 @@ static void *worker_main(void *arg)
 	struct ferry_worker *w = arg;
 	uint32_t idle = 0;
 
+	/* Rings and wakeups on bound sockets need no capability: hold none. */
+	if (ferry_privs_narrow(FERRY_PRIVS_NONE))
+		log_warn("worker %d: could not drop its capabilities", w->id);
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		if (unlikely(
 			    __atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE))) {
