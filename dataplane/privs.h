@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* What commands need while ferryd serves, and why: an X-macro, so the log,
- * the docs check and the mask cannot drift apart. */
+/* What commands need while ferryd serves, and why: an X-macro, so the log
+ * and the mask cannot drift apart. */
 #define FERRY_RUNTIME_CAPS(X)                                                  \
 	X(NET_ADMIN, "attach/detach XDP, busy-poll socket options")            \
 	X(NET_RAW, "AF_XDP sockets")                                           \
