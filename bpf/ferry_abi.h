@@ -183,4 +183,46 @@ struct ferry_gen_ctr {
 	__u64 bytes;
 };
 
+/*
+ * Splice proxy (bpf/ferry_proxy.bpf.c, dataplane/proxy.c). Flow slot i owns
+ * keys 2i (client socket) and 2i+1 (backend socket) of both sockmaps, and
+ * entry i of the counter array. Direction 0 is client -> backend (bytes the
+ * client socket received, sent out of the backend socket), 1 the reverse.
+ */
+#define FERRY_PROXY_MAX_FLOWS 1024
+#define FERRY_PROXY_N_KEYS    (2 * FERRY_PROXY_MAX_FLOWS)
+
+/* Value of ferry_proxy_socks, keyed by the socket's cookie (SO_COOKIE). */
+struct ferry_proxy_sock {
+	__u32 peer_key; /* the other socket's key in the sockmaps */
+	__u32 slot;	/* flow slot: counters index */
+	__u32 dir;	/* what this socket receives: 0 client, 1 backend */
+	__u32 reserved;
+};
+
+/* Per-direction counters of one flow slot, written by the verdict program. */
+#define FERRY_PROXY_CTRS(X)                                                    \
+	X(bytes, "bytes")           /* redirected to the peer's egress */     \
+	X(skbs, "skbs")             /* verdict runs that redirected */        \
+	X(redirect_failed, "redirect_failed") /* peer gone: dropped */        \
+	X(fin, "fin")               /* zero-length (FIN) skbs, dropped */
+
+struct ferry_proxy_dir_ctr {
+#define FERRY_PROXY_CTR_FIELD(id, name) __u64 id;
+	FERRY_PROXY_CTRS(FERRY_PROXY_CTR_FIELD)
+#undef FERRY_PROXY_CTR_FIELD
+};
+
+struct ferry_proxy_ctr {
+	struct ferry_proxy_dir_ctr dir[2];
+};
+
+/*
+ * Skbs of a socket the verdict program does not know (a flow being torn
+ * down): passed to the socket itself, never dropped. One entry.
+ */
+struct ferry_proxy_misc {
+	__u64 unknown;
+};
+
 #endif /* FERRY_ABI_H */
