@@ -10,18 +10,21 @@
  * The memory bound. An sk_skb egress redirect queues the skb on the
  * peer's psock, uncharged to any socket, and TCP keeps opening the
  * sender's window, so a fast client and a slow backend grow that queue
- * without limit. Per direction we know, without asking the kernel
- * anything but TCP_INFO, how much is held between the two TCP stacks:
- *   queued = bytes redirected (verdict counter) - bytes the peer acked
- * (psock queue + the sending socket's write queue). Above limit/2 the
- * receiving socket leaves ferry_proxy_active: its bytes then stay in its
- * own receive queue, which is charged to it, its window closes and the
- * sender blocks. Below limit/4 it goes back, and setting SO_RCVLOWAT
- * runs its data_ready, which hands what waited to the verdict in order
- * (the verdict runs only from data_ready; without this nudge bytes queued
- * while paused would wait for a next segment that a closed window never
- * lets come). The tick is 1 ms, so the overshoot is what one direction
- * moves in 1 ms; pausing at half the limit leaves that much headroom.
+ * without limit. The verdict program enforces the limit per skb (struct
+ * ferry_proxy_ctl in ferry_abi.h): an skb that would take the bytes between
+ * the two TCP stacks over the limit is held on the socket that received
+ * it, charged to its receive buffer, so TCP closes the sender's window.
+ * This thread, every millisecond, publishes how much each socket's peer
+ * has acknowledged and copies held bytes on once everything redirected
+ * before them has been handed to TCP, so order is kept; then the verdict
+ * forwards again. A thread that runs late (two busy cores) only makes
+ * pending look larger than it is: the bound holds whatever the tick does.
+ *
+ * Why not pause by taking the socket out of the map: the verdict only runs
+ * from data_ready, so bytes that waited in the receive queue need a nudge
+ * on resume, a socket in CLOSE_WAIT can't be put back into a sockmap, and
+ * the bound would then depend on the tick being on time, which it is not
+ * on two busy cores (5-15 ms late measured).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -48,7 +51,8 @@
 #include "log.h"
 #include "proxy.h"
 
-#define TICK_NS	    1000000 /* memory-bound period */
+#define TICK_NS	    1000000 /* publish acked, copy held bytes */
+#define COPY_BUF    (64 * 1024) /* per direction, while holding */
 #define MAX_EVENTS  64
 #define LISTEN_BACKLOG 256
 
@@ -83,7 +87,7 @@ struct listener {
 	int fd;
 	/* Totals; flows that ended add their bytes here. */
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
-	uint64_t pauses, max_queued;
+	uint64_t holds, copied, max_queued;
 	uint64_t bytes[2];
 };
 
@@ -94,11 +98,12 @@ struct flow {
 	uint64_t limit;
 	int fd[2];
 	uint64_t cookie[2];
-	bool paused[2]; /* side s is out of the active map */
-	bool eof[2];	/* side s sent FIN */
-	bool shut[2];	/* we shut down side s's write half */
-	uint64_t acked[2]; /* last bytes_acked seen on side s's socket */
-	uint64_t queued[2], max_queued, pauses;
+	bool eof[2];  /* side s sent FIN */
+	bool shut[2]; /* we shut down side s's write half */
+	/* Held bytes of direction s read from side s, not yet written on. */
+	uint8_t *buf[2];
+	uint32_t buf_off[2], buf_len[2];
+	uint64_t queued[2], max_queued;
 	struct ferry_proxy_addr peer;
 };
 
@@ -109,9 +114,10 @@ struct ferry_proxy {
 	bool stop;
 	bool timer_on;
 	struct ferry_proxy_bpf *skel; /* NULL until the first add */
-	int hold_fd, active_fd, socks_fd;
+	int map_fd, socks_fd;
 	const struct ferry_proxy_ctr *ctrs; /* mmap of ferry_proxy_ctrs */
-	size_t ctrs_len;
+	struct ferry_proxy_ctl *ctl;	    /* mmap of ferry_proxy_ctl */
+	size_t ctrs_len, ctl_len;
 	struct listener ls[FERRY_PROXY_MAX];
 	struct flow flows[FERRY_PROXY_MAX_FLOWS];
 	uint32_t n_flows;
@@ -196,11 +202,19 @@ void ferry_proxy_addr_text(const struct ferry_proxy_addr *a, char *buf,
 
 /* ---------------------------------------------------------------- BPF */
 
+static void *map_mmap(struct bpf_map *m, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(m), 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
 {
 	struct ferry_proxy_bpf *skel;
-	int prog, err, ctrs_fd;
-	void *m;
+	int prog, err;
+	void *c;
 
 	skel = ferry_proxy_bpf__open_and_load();
 	if (!skel)
@@ -208,32 +222,39 @@ static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
 				  "cannot load the proxy's BPF program: %s",
 				  strerror(errno));
 	prog = bpf_program__fd(skel->progs.ferry_proxy_verdict);
-	px->active_fd = bpf_map__fd(skel->maps.ferry_proxy_active);
+	px->map_fd = bpf_map__fd(skel->maps.ferry_proxy_map);
 	/* libbpf 1.1 has no SEC("sk_skb/verdict"): attach by hand. */
-	if (bpf_prog_attach(prog, px->active_fd, BPF_SK_SKB_VERDICT, 0)) {
+	if (bpf_prog_attach(prog, px->map_fd, BPF_SK_SKB_VERDICT, 0)) {
 		err = -errno;
 		ferry_fail(msg, len, err,
 			   "cannot attach the sk_skb verdict: %s",
 			   strerror(-err));
 		goto err_skel;
 	}
-	ctrs_fd = bpf_map__fd(skel->maps.ferry_proxy_ctrs);
+	/* Read and written every millisecond per flow: mappings, not a
+	 * syscall per access. */
 	px->ctrs_len = sizeof(struct ferry_proxy_ctr) * FERRY_PROXY_MAX_FLOWS;
-	/* Read every millisecond per flow: a mapping, not a syscall each. */
-	m = mmap(NULL, px->ctrs_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 ctrs_fd, 0);
-	if (m == MAP_FAILED) {
+	px->ctl_len = sizeof(struct ferry_proxy_ctl) * FERRY_PROXY_MAX_FLOWS;
+	c = map_mmap(skel->maps.ferry_proxy_ctrs, px->ctrs_len);
+	if (!c) {
 		err = -errno;
-		ferry_fail(msg, len, err, "cannot map the proxy counters: %s",
-			   strerror(-err));
-		goto err_skel;
+		goto err_map;
 	}
-	px->ctrs = m;
-	px->hold_fd = bpf_map__fd(skel->maps.ferry_proxy_hold);
+	px->ctrs = c;
+	px->ctl = map_mmap(skel->maps.ferry_proxy_ctl, px->ctl_len);
+	if (!px->ctl) {
+		err = -errno;
+		goto err_ctrs;
+	}
 	px->socks_fd = bpf_map__fd(skel->maps.ferry_proxy_socks);
 	px->skel = skel;
 	return 0;
 
+err_ctrs:
+	munmap(c, px->ctrs_len);
+err_map:
+	ferry_fail(msg, len, err, "cannot map the proxy counters: %s",
+		   strerror(-err));
 err_skel:
 	ferry_proxy_bpf__destroy(skel);
 	return err;
@@ -244,6 +265,7 @@ static void bpf_unload(struct ferry_proxy *px)
 	if (!px->skel)
 		return;
 	munmap((void *)px->ctrs, px->ctrs_len);
+	munmap(px->ctl, px->ctl_len);
 	ferry_proxy_bpf__destroy(px->skel);
 	px->skel = NULL;
 }
@@ -277,11 +299,15 @@ static const struct ferry_proxy_dir_ctr *ctr_of(const struct ferry_proxy *px,
 	return &px->ctrs[slot_of(px, fl)].dir[dir];
 }
 
-/* Bytes side s received and redirected (volatile: BPF writes them). */
-static uint64_t redirected(const struct ferry_proxy *px, const struct flow *fl,
-			   int s)
+/* Bytes side s received and sent on: redirected plus copied. */
+static uint64_t moved(const struct ferry_proxy *px, const struct flow *fl,
+		      int s)
 {
-	return __atomic_load_n(&ctr_of(px, fl, s)->bytes, __ATOMIC_RELAXED);
+	uint32_t slot = (uint32_t)(fl - px->flows);
+
+	return __atomic_load_n(&px->ctrs[slot].dir[s].bytes,
+			       __ATOMIC_RELAXED) +
+	       px->ctl[slot].copied[s];
 }
 
 static int tcp_info_get(int fd, struct tcp_info *ti)
@@ -297,24 +323,9 @@ static int map_key(const struct ferry_proxy *px, const struct flow *fl, int s)
 	return (int)(2 * slot_of(px, fl) + (uint32_t)s);
 }
 
-static int active_set(struct ferry_proxy *px, struct flow *fl, int s, bool on)
+static uint64_t ctr_read(const volatile __u64 *p)
 {
-	uint32_t key = (uint32_t)map_key(px, fl, s);
-	uint64_t val = (uint64_t)fl->fd[s];
-	int one = 1;
-
-	if (on) {
-		if (bpf_map_update_elem(px->active_fd, &key, &val, BPF_ANY))
-			return -errno;
-		/* Runs data_ready (tcp_set_rcvlowat -> tcp_data_ready), so
-		 * bytes that waited in the receive queue meet the verdict. */
-		setsockopt(fl->fd[s], SOL_SOCKET, SO_RCVLOWAT, &one,
-			   sizeof(one));
-	} else if (bpf_map_delete_elem(px->active_fd, &key) && errno != ENOENT) {
-		return -errno;
-	}
-	fl->paused[s] = !on;
-	return 0;
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 static struct listener *owner_of(struct ferry_proxy *px, struct flow *fl)
@@ -351,8 +362,7 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		/* Out of the maps before the cookie goes, so the verdict
 		 * never meets a socket it does not know. */
 		if (fl->state == FLOW_SPLICED) {
-			bpf_map_delete_elem(px->active_fd, &key);
-			bpf_map_delete_elem(px->hold_fd, &key);
+			bpf_map_delete_elem(px->map_fd, &key);
 			bpf_map_delete_elem(px->socks_fd, &fl->cookie[s]);
 		}
 		if (abort)
@@ -361,13 +371,18 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		epoll_ctl(px->ep, EPOLL_CTL_DEL, fl->fd[s], NULL);
 		close(fl->fd[s]);
 		fl->fd[s] = -1;
+		free(fl->buf[s]);
+		fl->buf[s] = NULL;
 	}
 	if (l) {
 		if (fl->state == FLOW_SPLICED) {
-			l->bytes[0] += redirected(px, fl, 0);
-			l->bytes[1] += redirected(px, fl, 1);
+			l->bytes[0] += moved(px, fl, 0);
+			l->bytes[1] += moved(px, fl, 1);
+			l->copied += px->ctl[slot_of(px, fl)].copied[0] +
+				     px->ctl[slot_of(px, fl)].copied[1];
+			l->holds += ctr_of(px, fl, 0)->holds +
+				    ctr_of(px, fl, 1)->holds;
 		}
-		l->pauses += fl->pauses;
 		if (how == END_DONE)
 			l->completed++;
 		else if (how == END_ABORT)
@@ -399,6 +414,20 @@ static struct flow *flow_alloc(struct ferry_proxy *px)
 	return NULL;
 }
 
+/*
+ * Held bytes sit in the receiving socket's queue, charged to its receive
+ * buffer: its size is what one direction may hold on top of the limit.
+ * limit/8 set is limit/4 charged (the kernel doubles it for overhead).
+ * The verdict empties the queue as segments arrive, so forwarding does not
+ * need a large one. Set before the handshake: it sizes the window scale.
+ */
+static void rcvbuf_set(int fd, uint64_t limit)
+{
+	int v = (int)(limit / 8);
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+}
+
 static int sock_watch(struct ferry_proxy *px, struct flow *fl, int s,
 		      uint32_t events, int op)
 {
@@ -416,10 +445,14 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 {
 	uint32_t slot = slot_of(px, fl);
 	socklen_t sl = sizeof(uint64_t);
-	int s, err;
+	int s, err, one = 1;
 
 	memset((void *)&px->ctrs[slot], 0, sizeof(px->ctrs[slot]));
-	for (s = 0; s < 2; s++) {
+	memset(&px->ctl[slot], 0, sizeof(px->ctl[slot]));
+	px->ctl[slot].limit = fl->limit;
+	/* Backend first: its peer's bytes, already waiting, are kicked
+	 * into the verdict when the client goes in. */
+	for (s = 1; s >= 0; s--) {
 		struct ferry_proxy_sock v = {
 			.peer_key = 2 * slot + (uint32_t)(s ^ 1),
 			.slot = slot,
@@ -432,18 +465,20 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 			       &sl))
 			return -errno;
 		if (bpf_map_update_elem(px->socks_fd, &fl->cookie[s], &v,
-					BPF_ANY) ||
-		    bpf_map_update_elem(px->hold_fd, &key, &val, BPF_ANY))
+					BPF_ANY))
 			return -errno;
-	}
-	fl->state = FLOW_SPLICED;
-	for (s = 0; s < 2; s++) {
-		err = active_set(px, fl, s, true);
-		if (err)
-			return err;
+		fl->state = FLOW_SPLICED; /* flow_end undoes map entries */
+		if (bpf_map_update_elem(px->map_fd, &key, &val, BPF_ANY))
+			return -errno;
+		/* Bytes that arrived while the backend connected wait in the
+		 * receive queue; data_ready (tcp_set_rcvlowat ->
+		 * tcp_data_ready) hands them to the verdict now rather than
+		 * when the next segment comes. */
+		setsockopt(fl->fd[s], SOL_SOCKET, SO_RCVLOWAT, &one,
+			   sizeof(one));
 	}
 	/* Edge-triggered FIN/error watch: EPOLLIN would fire for every
-	 * byte a paused socket holds. */
+	 * byte a socket holds. */
 	err = sock_watch(px, fl, CLIENT, EPOLLRDHUP | EPOLLET, EPOLL_CTL_ADD);
 	if (!err)
 		err = sock_watch(px, fl, BACKEND, EPOLLRDHUP | EPOLLET,
@@ -482,6 +517,7 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 			close(cfd);
 			continue;
 		}
+		rcvbuf_set(bfd, l->limit);
 		setsockopt(bfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		fl->fd[CLIENT] = cfd;
@@ -521,59 +557,128 @@ static void on_connected(struct ferry_proxy *px, struct flow *fl)
 	}
 }
 
+/* Bytes written into side s's socket that TCP has not been handed yet
+ * (in its psock queue): 0 when everything sent on is in TCP's hands. acked
+ * first, outq second: their sum never overstates what was written. */
+static bool handed_to_tcp(struct ferry_proxy *px, struct flow *fl, int dir)
+{
+	struct tcp_info ti;
+	int outq = 0, d = dir ^ 1;
+
+	if (tcp_info_get(fl->fd[d], &ti) || ioctl(fl->fd[d], SIOCOUTQ, &outq))
+		return false;
+	return ti.tcpi_bytes_acked + (uint64_t)outq >= moved(px, fl, dir);
+}
+
 /*
- * A direction is done once its source sent FIN and every byte before the
- * FIN went through the verdict and into the destination's write queue;
- * then the FIN goes on. bytes_received counts the FIN's sequence number.
+ * Copies held bytes of direction s on, once everything redirected before
+ * them is in TCP's hands (while any are held the verdict redirects
+ * nothing, so that stays true). Non-blocking both ways: what the
+ * destination does not take waits in buf for the next tick. Returns
+ * -errno on a socket error.
+ */
+static int copy_held(struct ferry_proxy *px, struct flow *fl, int s)
+{
+	struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
+	uint64_t held = ctr_read(&ctr_of(px, fl, s)->held), room;
+	int d = s ^ 1;
+	ssize_t n;
+
+	if (held == ctl->copied[s] || !handed_to_tcp(px, fl, s))
+		return 0;
+	if (!fl->buf[s]) {
+		fl->buf[s] = malloc(COPY_BUF);
+		if (!fl->buf[s])
+			return 0; /* held bytes wait; TCP holds the sender */
+	}
+	for (;;) {
+		if (fl->buf_off[s] == fl->buf_len[s]) {
+			uint64_t want = held - ctl->copied[s];
+
+			fl->buf_off[s] = fl->buf_len[s] = 0;
+			if (!want)
+				return 0;
+			n = recv(fl->fd[s], fl->buf[s],
+				 want < COPY_BUF ? want : COPY_BUF,
+				 MSG_DONTWAIT);
+			if (n <= 0)
+				return n < 0 && errno != EAGAIN ? -errno : 0;
+			fl->buf_len[s] = (uint32_t)n;
+		}
+		/* Within the same budget as the verdict, and only half of
+		 * it: once the held bytes are through, the verdict must find
+		 * room to forward again rather than hold on. */
+		room = moved(px, fl, s);
+		room = room > ctl->acked[s] ? room - ctl->acked[s] : 0;
+		room = room < fl->limit / 2 ? fl->limit / 2 - room : 0;
+		if (!room)
+			return 0;
+		if (room > fl->buf_len[s] - fl->buf_off[s])
+			room = fl->buf_len[s] - fl->buf_off[s];
+		n = send(fl->fd[d], fl->buf[s] + fl->buf_off[s], room,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n <= 0)
+			return n < 0 && errno != EAGAIN ? -errno : 0;
+		fl->buf_off[s] += (uint32_t)n;
+		/* After the write: the verdict forwards again once copied
+		 * reaches held, and must find these bytes already queued. */
+		__atomic_store_n(&ctl->copied[s], ctl->copied[s] + (uint64_t)n,
+				 __ATOMIC_RELEASE);
+		held = ctr_read(&ctr_of(px, fl, s)->held);
+	}
+}
+
+/*
+ * A direction is done once its source sent FIN and every byte before it
+ * went on and into the destination's TCP; then the FIN goes on.
+ * bytes_received counts the FIN's sequence number.
  */
 static bool dir_drained(struct ferry_proxy *px, struct flow *fl, int s)
 {
-	struct tcp_info src, dst;
-	int outq = 0;
-	uint64_t moved = redirected(px, fl, s);
+	struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
+	struct tcp_info src;
 
-	if (tcp_info_get(fl->fd[s], &src) || tcp_info_get(fl->fd[s ^ 1], &dst))
+	if (ctr_read(&ctr_of(px, fl, s)->held) != ctl->copied[s] ||
+	    tcp_info_get(fl->fd[s], &src))
 		return false;
-	if (ioctl(fl->fd[s ^ 1], SIOCOUTQ, &outq))
-		return false;
-	/* acked first, outq second: their sum never overstates what was
-	 * written (acks only move bytes from one to the other). */
-	return moved + 1 >= src.tcpi_bytes_received &&
-	       dst.tcpi_bytes_acked + (uint64_t)outq >= moved;
+	return moved(px, fl, s) + 1 >= src.tcpi_bytes_received &&
+	       handed_to_tcp(px, fl, s);
 }
 
-/* One tick of one flow: bound each direction, pass FINs on. */
+/* One tick of one flow: publish acked, copy held bytes, pass FINs on. */
 static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 {
+	struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
 	struct listener *l = owner_of(px, fl);
 	int s;
 
 	for (s = 0; s < 2; s++) {
-		uint64_t moved = redirected(px, fl, s), q;
-		int d = s ^ 1;
+		uint64_t m = moved(px, fl, s), q;
 		struct tcp_info ti;
+		int d = s ^ 1;
 
-		/* moved - last acked bounds the queue from above: only ask
-		 * the kernel when that bound is near the limit. */
-		q = moved > fl->acked[d] ? moved - fl->acked[d] : 0;
-		if (q >= fl->limit / 4 || fl->paused[s]) {
+		/* m - the last acked bounds pending from above: only ask
+		 * the kernel when that bound nears the limit, or bytes are
+		 * held. */
+		q = m > ctl->acked[s] ? m - ctl->acked[s] : 0;
+		if (q >= fl->limit / 4 ||
+		    ctr_read(&ctr_of(px, fl, s)->held) != ctl->copied[s]) {
 			if (!tcp_info_get(fl->fd[d], &ti))
-				fl->acked[d] = ti.tcpi_bytes_acked;
-			q = moved > fl->acked[d] ? moved - fl->acked[d] : 0;
+				__atomic_store_n(&ctl->acked[s],
+						 ti.tcpi_bytes_acked,
+						 __ATOMIC_RELAXED);
+			q = m > ctl->acked[s] ? m - ctl->acked[s] : 0;
+			if (copy_held(px, fl, s)) {
+				flow_end(px, fl, END_ABORT);
+				return;
+			}
 		}
 		fl->queued[s] = q;
 		if (q > fl->max_queued)
 			fl->max_queued = q;
 		if (l && q > l->max_queued)
 			l->max_queued = q;
-		if (!fl->paused[s] && q >= fl->limit / 2) {
-			if (!active_set(px, fl, s, false))
-				fl->pauses++;
-		} else if (fl->paused[s] && q <= fl->limit / 4) {
-			active_set(px, fl, s, true);
-		}
-		if (fl->eof[s] && !fl->shut[d] && !fl->paused[s] &&
-		    dir_drained(px, fl, s)) {
+		if (fl->eof[s] && !fl->shut[d] && dir_drained(px, fl, s)) {
 			shutdown(fl->fd[d], SHUT_WR);
 			fl->shut[d] = true;
 		}
@@ -766,7 +871,7 @@ static struct listener *find(struct ferry_proxy *px, const char *name)
 }
 
 static int listen_on(const struct ferry_proxy_addr *a, const char *name,
-		     char *msg, size_t len)
+		     uint64_t limit, char *msg, size_t len)
 {
 	char at[64];
 	int fd, one = 1, err;
@@ -780,6 +885,7 @@ static int listen_on(const struct ferry_proxy_addr *a, const char *name,
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (a->ss.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	rcvbuf_set(fd, limit); /* accepted sockets inherit it */
 	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) ||
 	    listen(fd, LISTEN_BACKLOG)) {
 		err = -errno;
@@ -821,7 +927,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 		if (rc)
 			goto out;
 	}
-	fd = listen_on(&pp->listen, pp->name, msg, len);
+	fd = listen_on(&pp->listen, pp->name, pp->limit, msg, len);
 	if (fd < 0) {
 		rc = fd;
 		goto out;
@@ -886,29 +992,34 @@ static json_t *dir_json(const struct ferry_proxy_dir_ctr *c)
 
 static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
 {
+	const struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
+	json_t *dir[2];
 	char peer[64];
+	int s;
 
+	for (s = 0; s < 2; s++) {
+		dir[s] = dir_json(ctr_of(px, fl, s));
+		json_object_set_new(dir[s], "copied",
+				    json_integer((json_int_t)ctl->copied[s]));
+		json_object_set_new(dir[s], "queued",
+				    json_integer((json_int_t)fl->queued[s]));
+		json_object_set_new(dir[s], "eof", json_boolean(fl->eof[s]));
+	}
 	ferry_proxy_addr_text(&fl->peer, peer, sizeof(peer));
-	return json_pack(
-		"{s:i, s:s, s:s, s:o, s:o, s:[I,I], s:I, s:I, s:[b,b], s:[b,b], "
-		"s:[b,b]}",
-		"slot", (int)slot_of(px, fl), "client", peer, "state",
-		fl->state == FLOW_SPLICED ? "spliced" : "connecting",
-		"client_to_backend", dir_json(ctr_of(px, fl, 0)),
-		"backend_to_client", dir_json(ctr_of(px, fl, 1)), "queued",
-		(json_int_t)fl->queued[0], (json_int_t)fl->queued[1],
-		"max_queued", (json_int_t)fl->max_queued, "pauses",
-		(json_int_t)fl->pauses, "paused", fl->paused[0], fl->paused[1],
-		"eof", fl->eof[0], fl->eof[1], "shut", fl->shut[0],
-		fl->shut[1]);
+	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:I}", "slot",
+			 (int)slot_of(px, fl), "client", peer, "state",
+			 fl->state == FLOW_SPLICED ? "spliced" : "connecting",
+			 "client_to_backend", dir[0], "backend_to_client",
+			 dir[1], "max_queued", (json_int_t)fl->max_queued);
 }
 
 static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 {
 	char la[64], ba[64];
-	uint64_t bytes[2] = {l->bytes[0], l->bytes[1]}, pauses = l->pauses;
+	uint64_t bytes[2] = {l->bytes[0], l->bytes[1]};
+	uint64_t holds = l->holds, copied = l->copied;
 	json_t *flows = json_array();
-	int i;
+	int i, s;
 
 	for (i = 0; i < FERRY_PROXY_MAX_FLOWS; i++) {
 		struct flow *fl = &px->flows[i];
@@ -916,17 +1027,19 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		if (fl->state == FLOW_FREE || owner_of(px, fl) != l)
 			continue;
 		json_array_append_new(flows, flow_json(px, fl));
-		pauses += fl->pauses;
-		if (fl->state == FLOW_SPLICED) {
-			bytes[0] += redirected(px, fl, 0);
-			bytes[1] += redirected(px, fl, 1);
+		if (fl->state != FLOW_SPLICED)
+			continue;
+		for (s = 0; s < 2; s++) {
+			bytes[s] += moved(px, fl, s);
+			holds += ctr_read(&ctr_of(px, fl, s)->holds);
+			copied += px->ctl[i].copied[s];
 		}
 	}
 	ferry_proxy_addr_text(&l->listen, la, sizeof(la));
 	ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
 	return json_pack(
 		"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:I, s:I, s:o}",
+		"s:I, s:I, s:I, s:o}",
 		"name", l->name, "listen", la, "backend", ba, "limit",
 		(json_int_t)l->limit, "accepted", (json_int_t)l->accepted,
 		"active", (json_int_t)json_array_size(flows), "completed",
@@ -934,9 +1047,9 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		"backend_failed", (json_int_t)l->backend_failed,
 		"rejected_full", (json_int_t)l->rejected_full,
 		"bytes_client_to_backend", (json_int_t)bytes[0],
-		"bytes_backend_to_client", (json_int_t)bytes[1], "pauses",
-		(json_int_t)pauses, "max_queued", (json_int_t)l->max_queued,
-		"flows", flows);
+		"bytes_backend_to_client", (json_int_t)bytes[1], "holds",
+		(json_int_t)holds, "bytes_copied", (json_int_t)copied,
+		"max_queued", (json_int_t)l->max_queued, "flows", flows);
 }
 
 json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
