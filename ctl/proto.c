@@ -56,7 +56,9 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
 	X(ENOTDIR)                                                             \
 	X(EFAULT)                                                              \
 	X(EPIPE)                                                               \
-	X(EINTR)
+	X(EINTR)                                                               \
+	X(EADDRNOTAVAIL)                                                       \
+	X(EAFNOSUPPORT)
 
 #define CTL_ERRNO_ENTRY(e) {e, #e},
 static const struct {
