@@ -32,7 +32,7 @@
 struct pair {
 	int fd[2]; /* client, backend */
 	bool splice;
-	int done;  /* directions finished */
+	int done; /* directions finished */
 	pthread_mutex_t lock;
 };
 
@@ -83,7 +83,8 @@ static void move_splice(int in, int out)
 	fcntl(pfd[1], F_SETPIPE_SZ, CHUNK * 4);
 	for (;;) {
 		ssize_t n = splice(in, NULL, pfd[1], NULL, CHUNK * 4,
-				   SPLICE_F_MOVE | SPLICE_F_MORE), m;
+				   SPLICE_F_MOVE | SPLICE_F_MORE),
+			m;
 
 		if (n <= 0)
 			break;

@@ -207,13 +207,13 @@ struct ferry_proxy_sock {
  * serialized by its lock).
  */
 #define FERRY_PROXY_CTRS(X)                                                    \
-	X(bytes, "bytes")     /* redirected to the peer's egress */           \
-	X(skbs, "skbs")       /* skbs redirected */                           \
-	X(held, "held")       /* bytes kept on the socket (over the limit) */ \
+	X(bytes, "bytes") /* redirected to the peer's egress */                \
+	X(skbs, "skbs")	  /* skbs redirected */                                \
+	X(held, "held")	  /* bytes kept on the socket (over the limit) */      \
 	X(held_skbs, "held_skbs")                                              \
-	X(holds, "holds")     /* times forwarding switched to holding */      \
-	X(redirect_failed, "redirect_failed") /* peer not in map: held */        \
-	X(fin, "fin")         /* zero-length (FIN) skbs, dropped */
+	X(holds, "holds") /* times forwarding switched to holding */           \
+	X(redirect_failed, "redirect_failed") /* peer not in map: held */      \
+	X(fin, "fin") /* zero-length (FIN) skbs, dropped */
 
 struct ferry_proxy_dir_ctr {
 #define FERRY_PROXY_CTR_FIELD(id, name) __u64 id;

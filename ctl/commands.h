@@ -18,8 +18,8 @@ struct ctl_server;
 struct ferryd_ctx {
 	struct ferry *f;
 	struct ferry_proxy *proxy; /* splice proxy (dataplane/proxy.h) */
-	struct ctl_server *srv; /* NULL while the config file is applied */
-	int stop;		/* set by `shutdown` before the server runs */
+	struct ctl_server *srv;	   /* NULL while the config file is applied */
+	int stop; /* set by `shutdown` before the server runs */
 };
 
 const struct ctl_cmd *ferryd_commands(size_t *n);

@@ -51,9 +51,9 @@
 #include "log.h"
 #include "proxy.h"
 
-#define TICK_NS	    1000000 /* publish acked, copy held bytes */
-#define COPY_BUF    (64 * 1024) /* per direction, while holding */
-#define MAX_EVENTS  64
+#define TICK_NS	       1000000	   /* publish acked, copy held bytes */
+#define COPY_BUF       (64 * 1024) /* per direction, while holding */
+#define MAX_EVENTS     64
 #define LISTEN_BACKLOG 256
 
 /* What an epoll token names: kind (8 bits), index (24), generation (32). */
@@ -126,8 +126,8 @@ struct ferry_proxy {
 
 /* ---------------------------------------------------------- addresses */
 
-int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a,
-			   char *msg, size_t len)
+int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
+			   size_t len)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)&a->ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&a->ss;
@@ -294,7 +294,7 @@ static uint32_t slot_of(const struct ferry_proxy *px, const struct flow *fl)
 }
 
 static const struct ferry_proxy_dir_ctr *ctr_of(const struct ferry_proxy *px,
-						 const struct flow *fl, int dir)
+						const struct flow *fl, int dir)
 {
 	return &px->ctrs[slot_of(px, fl)].dir[dir];
 }
@@ -305,8 +305,7 @@ static uint64_t moved(const struct ferry_proxy *px, const struct flow *fl,
 {
 	uint32_t slot = (uint32_t)(fl - px->flows);
 
-	return __atomic_load_n(&px->ctrs[slot].dir[s].bytes,
-			       __ATOMIC_RELAXED) +
+	return __atomic_load_n(&px->ctrs[slot].dir[s].bytes, __ATOMIC_RELAXED) +
 	       px->ctl[slot].copied[s];
 }
 
@@ -797,8 +796,8 @@ struct ferry_proxy *ferry_proxy_create(void)
 	px->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (px->wake_fd < 0)
 		goto err_ep;
-	px->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-				      TFD_NONBLOCK | TFD_CLOEXEC);
+	px->timer_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (px->timer_fd < 0)
 		goto err_wake;
 	if (ep_add(px, px->wake_fd, tok(TOK_WAKE, 0, 0)) ||
@@ -910,8 +909,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 			pp->name, FERRY_PROXY_NAME_MAX - 1);
 	pthread_mutex_lock(&px->lock);
 	if (find(px, pp->name)) {
-		rc = ferry_fail(msg, len, -EEXIST, "proxy %s exists",
-				pp->name);
+		rc = ferry_fail(msg, len, -EEXIST, "proxy %s exists", pp->name);
 		goto out;
 	}
 	for (i = 0; i < FERRY_PROXY_MAX && !l; i++)
@@ -1067,16 +1065,16 @@ json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
 	}
 	arr = json_array();
 	for (i = 0; i < FERRY_PROXY_MAX; i++)
-		if (px->ls[i].used &&
-		    (!name || !strcmp(px->ls[i].name, name)))
+		if (px->ls[i].used && (!name || !strcmp(px->ls[i].name, name)))
 			json_array_append_new(arr,
 					      listener_json(px, &px->ls[i]));
 	for (i = 0; i < FERRY_PROXY_MAX_FLOWS; i++)
 		if (px->flows[i].state != FLOW_FREE && px->flows[i].owner < 0)
 			draining++;
 	if (px->skel)
-		bpf_map_lookup_elem(bpf_map__fd(px->skel->maps.ferry_proxy_misc),
-				    &zero, &misc);
+		bpf_map_lookup_elem(
+			bpf_map__fd(px->skel->maps.ferry_proxy_misc), &zero,
+			&misc);
 	out = json_pack("{s:o, s:i, s:I}", "proxies", arr, "draining_flows",
 			draining, "unknown_socket_skbs",
 			(json_int_t)misc.unknown);

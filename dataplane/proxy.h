@@ -65,8 +65,8 @@ json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
 char *ferry_proxy_config_text(struct ferry_proxy *px);
 
 /* "1.2.3.4:80" or "[::1]:80". */
-int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a,
-			   char *msg, size_t len);
+int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
+			   size_t len);
 void ferry_proxy_addr_text(const struct ferry_proxy_addr *a, char *buf,
 			   size_t len);
 
