@@ -98,8 +98,9 @@ struct flow {
 	uint64_t limit;
 	int fd[2];
 	uint64_t cookie[2];
-	bool eof[2];  /* side s sent FIN */
-	bool shut[2]; /* we shut down side s's write half */
+	bool plain[2]; /* side s is not in the sockmap: copied by us */
+	bool eof[2];   /* side s sent FIN */
+	bool shut[2];  /* we shut down side s's write half */
 	/* Held bytes of direction s read from side s, not yet written on. */
 	uint8_t *buf[2];
 	uint32_t buf_off[2], buf_len[2];
@@ -467,8 +468,17 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 					BPF_ANY))
 			return -errno;
 		fl->state = FLOW_SPLICED; /* flow_end undoes map entries */
-		if (bpf_map_update_elem(px->map_fd, &key, &val, BPF_ANY))
-			return -errno;
+		if (bpf_map_update_elem(px->map_fd, &key, &val, BPF_ANY)) {
+			/* A sockmap takes only established sockets: a client
+			 * that half-closed before the backend answered is in
+			 * CLOSE_WAIT. Its bytes are copied by this thread;
+			 * the other direction's redirects to it fail and are
+			 * held and copied too, in order. */
+			if (errno != EOPNOTSUPP)
+				return -errno;
+			fl->plain[s] = true;
+			continue;
+		}
 		/* Bytes that arrived while the backend connected wait in the
 		 * receive queue; data_ready (tcp_set_rcvlowat ->
 		 * tcp_data_ready) hands them to the verdict now rather than
@@ -572,7 +582,7 @@ static bool handed_to_tcp(struct ferry_proxy *px, struct flow *fl, int dir)
 /*
  * Copies held bytes of direction s on, once everything redirected before
  * them is in TCP's hands (while any are held the verdict redirects
- * nothing, so that stays true). Non-blocking both ways: what the
+ * nothing, so that stays true); for a plain socket, whatever it has. Non-blocking both ways: what the
  * destination does not take waits in buf for the next tick. Returns
  * -errno on a socket error.
  */
@@ -583,7 +593,8 @@ static int copy_held(struct ferry_proxy *px, struct flow *fl, int s)
 	int d = s ^ 1;
 	ssize_t n;
 
-	if (held == ctl->copied[s] || !handed_to_tcp(px, fl, s))
+	if ((!fl->plain[s] && held == ctl->copied[s]) ||
+	    !handed_to_tcp(px, fl, s))
 		return 0;
 	if (!fl->buf[s]) {
 		fl->buf[s] = malloc(COPY_BUF);
@@ -592,7 +603,8 @@ static int copy_held(struct ferry_proxy *px, struct flow *fl, int s)
 	}
 	for (;;) {
 		if (fl->buf_off[s] == fl->buf_len[s]) {
-			uint64_t want = held - ctl->copied[s];
+			uint64_t want =
+				fl->plain[s] ? COPY_BUF : held - ctl->copied[s];
 
 			fl->buf_off[s] = fl->buf_len[s] = 0;
 			if (!want)
@@ -637,7 +649,8 @@ static bool dir_drained(struct ferry_proxy *px, struct flow *fl, int s)
 	struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
 	struct tcp_info src;
 
-	if (ctr_read(&ctr_of(px, fl, s)->held) != ctl->copied[s] ||
+	if ((!fl->plain[s] &&
+	     ctr_read(&ctr_of(px, fl, s)->held) != ctl->copied[s]) ||
 	    tcp_info_get(fl->fd[s], &src))
 		return false;
 	return moved(px, fl, s) + 1 >= src.tcpi_bytes_received &&
@@ -660,7 +673,7 @@ static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 		 * the kernel when that bound nears the limit, or bytes are
 		 * held. */
 		q = m > ctl->acked[s] ? m - ctl->acked[s] : 0;
-		if (q >= fl->limit / 4 ||
+		if (q >= fl->limit / 4 || fl->plain[s] ||
 		    ctr_read(&ctr_of(px, fl, s)->held) != ctl->copied[s]) {
 			if (!tcp_info_get(fl->fd[d], &ti))
 				__atomic_store_n(&ctl->acked[s],
@@ -1002,6 +1015,8 @@ static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
 		json_object_set_new(dir[s], "queued",
 				    json_integer((json_int_t)fl->queued[s]));
 		json_object_set_new(dir[s], "eof", json_boolean(fl->eof[s]));
+		json_object_set_new(dir[s], "plain",
+				    json_boolean(fl->plain[s]));
 	}
 	ferry_proxy_addr_text(&fl->peer, peer, sizeof(peer));
 	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:I}", "slot",

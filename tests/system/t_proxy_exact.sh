@@ -51,6 +51,25 @@ for fam in 4 6; do
 	done
 done
 
+# ---- backend -> client ----
+PEER="$TB_LIB_DIR/proxy_peer.py"
+want=$("$PYTHON" "$PEER" digest 20000000)
+for fam in 4 6; do
+	if [[ $fam == 4 ]]; then host=$PX_SRV4 dst=$PX_PX4; else host=$PX_SRV6 dst=$PX_PX6; fi
+	rm -f "$TB_RUN/peer.ready"
+	px_bg srv "$TB_RUN/peer.out" "$PYTHON" "$PEER" serve "$host" 9000 20000000 "$TB_RUN/peer.ready"
+	ppid=$PX_PID
+	for ((i = 0; i < 50; i++)); do
+		[[ -e $TB_RUN/peer.ready ]] && break
+		sleep 0.1
+	done
+	got=$(tb_exec cli "$PYTHON" "$PEER" fetch "$dst" 8000)
+	wait "$ppid" || true
+	echo "IPv$fam backend -> client: $got"
+	assert_eq "IPv$fam backend -> client: bytes and SHA-256" "$want" "$got"
+	n=$((n + 1))
+done
+
 # Every flow ended on its own, cleanly: both FINs passed on, nothing reset.
 for ((i = 0; i < 50; i++)); do
 	active=$(tb_ctlj px proxy show | jq '[.data.proxies[].active] | add')
