@@ -35,7 +35,7 @@ cpid=$PX_PID
 
 # Bytes of the backend socket the server acknowledged (ss, in px).
 acked() {
-	tb_exec px ss -tinH state established "( dport = :9000 )" |
+	tb_exec px ss -tinH state established "( dport = :9000 )" 2>/dev/null |
 		grep -o 'bytes_acked:[0-9]*' | head -1 | cut -d: -f2
 }
 
@@ -49,7 +49,7 @@ while tb__running "$spid"; do
 	sleep 0.2
 	t=$((t + 1))
 	if ((t % 5 == 0)); then
-		a=$(acked)
+		a=$(acked || true)
 		[[ -z $a ]] && break # the flow is over
 		if ((a <= last_acked)); then
 			stalls=$((stalls + 1))
