@@ -103,7 +103,10 @@ for row in ferry ferry_nolimit splice rw; do
 			sed "s/^/  $row counters: /" >&2
 		tb_do px proxy del b >/dev/null
 		;;
-	*) kill "$base_pid" && wait "$base_pid" 2>/dev/null || true ;;
+	*)
+		kill "$base_pid"
+		wait "$base_pid" 2>/dev/null || true
+		;;
 	esac
 done
 
