@@ -10,6 +10,7 @@
 #     a transfer running across the delete arrives byte-exact, a new
 #     connection is refused, draining_flows goes 1 -> 0, and the name can
 #     be added again at once.
+#   - shutdown with a flow running: ferryd resets both ends and exits 0.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -74,3 +75,20 @@ for ((i = 0; i < 30; i++)); do
 done
 assert_json '.data.draining_flows' 0 "$(tb_do px proxy show)"
 assert_eq "sockets left in px" 0 "$(tb_exec px ss -tanH state established | wc -l)"
+
+# ---- shutdown with a flow running: both ends are reset, ferryd exits 0 ----
+px_server srv "$PX_SRV4:9000" "$TB_RUN/srv3.out" -n 1 --rate 10000000
+spid=$PX_PID
+px_bg cli "$TB_RUN/cli3.out" "$TCPX" client -d "$PX_PX4:8001" -n 40000000 -m 65536
+cpid=$PX_PID
+sleep 0.5
+assert_json '.data.proxies[0].active' 1 "$(tb_do px proxy show p)"
+tb_do px shutdown >/dev/null
+tb_wait_exit px 20
+assert_eq "ferryd exit status" 0 "$TB_EXIT_RC"
+wait "$cpid" || true
+wait "$spid" || true
+echo "client: $(cat "$TB_RUN/cli3.out")"
+echo "server: $(cat "$TB_RUN/srv3.out")"
+assert_match "client after shutdown" 'ECONNRESET|EPIPE' "$(jq -r .last_errno "$TB_RUN/cli3.out")"
+assert_json .ok false "$(cat "$TB_RUN/srv3.out")"
