@@ -2,14 +2,18 @@
 /*
  * proxy.h - the splice proxy: ferryd accepts TCP clients on a listen
  * address, connects each to a backend, and an sk_skb verdict program moves
- * the bytes each socket receives out of the other one, so payload never
- * enters userspace (bpf/ferry_proxy.bpf.c).
+ * the bytes each socket receives out of the other one, so payload does not
+ * enter userspace while the receiver keeps up (bpf/ferry_proxy.bpf.c).
+ *
+ * The bytes between the two TCP stacks are bounded per flow and direction
+ * (limit): the verdict holds what would exceed it on the receiving socket,
+ * where TCP flow control pushes back on the sender, and ferryd copies the
+ * held bytes on in order.
  *
  * One thread owns the sockets: it accepts, connects, watches for FIN and
- * errors, and every millisecond bounds the bytes queued in the kernel per
- * flow and direction (received by one socket, not yet acknowledged by the
- * other's peer) by pausing the receiving socket above the limit. The
- * control thread calls add/del/show/config under the object's lock.
+ * errors, and every millisecond publishes what each peer acknowledged and
+ * copies held bytes. The control thread calls add/del/show/config under
+ * the object's lock.
  *
  * Semantics the operator relies on:
  *  - `proxy add` binds and listens before it answers; it does not probe the
