@@ -3,7 +3,7 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,rxfwd,spare,callgrind,dpdk]
+#                [--parts throughput,rxfwd,spare,callgrind,dpdk,proxy]
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -18,7 +18,9 @@
 #            under ferry's worker; part dpdk, beside ferry and testpmd)
 # Then, at a fixed rate every forwarder sustains, the spare capacity left on
 # CPU 1 (a SCHED_IDLE spinner's loops/s against the same spinner alone), and
-# userspace instructions per forwarded packet under callgrind.
+# userspace instructions per forwarded packet under callgrind. Part proxy:
+# TCP proxy MB/s, ferry's splice proxy against splice(2) and read/write
+# proxies (bench/proxy.sh, its own testbed).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,7 +33,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,rxfwd,spare,callgrind,dpdk
+PARTS=throughput,rxfwd,spare,callgrind,dpdk,proxy
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -44,6 +46,14 @@ while (($#)); do
 	esac
 	shift
 done
+
+# The proxy part has its own testbed and table (bench/proxy.sh); it runs
+# first, as its own process, and alone when it is the only part asked for.
+if [[ ,$PARTS, == *,proxy,* ]]; then
+	"$REPO/bench/proxy.sh" --runs "$RUNS" || echo "==> proxy part failed (see above)" >&2
+	PARTS=$(tr ',' '\n' <<<"$PARTS" | grep -vx proxy | paste -sd, -)
+	[[ -n $PARTS ]] || exit 0
+fi
 
 OBJ=$REPO/build/bench/xdp_devmap.bpf.o
 SPINNER=$REPO/build/bench/spinner

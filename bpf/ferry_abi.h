@@ -222,4 +222,71 @@ struct ferry_gen_ctr {
 	__u64 bytes;
 };
 
+/*
+ * Splice proxy (bpf/ferry_proxy.bpf.c, dataplane/proxy.c). Flow slot i owns
+ * keys 2i (client socket) and 2i+1 (backend socket) of the sockmap, and
+ * entry i of the counter and control arrays. Direction 0 is client ->
+ * backend (bytes the client socket received, sent out of the backend
+ * socket), 1 the reverse; a socket's direction is what it receives.
+ */
+#define FERRY_PROXY_MAX_FLOWS 1024
+#define FERRY_PROXY_N_KEYS    (2 * FERRY_PROXY_MAX_FLOWS)
+
+/* Value of ferry_proxy_socks, keyed by the socket's cookie (SO_COOKIE). */
+struct ferry_proxy_sock {
+	__u32 peer_key; /* the other socket's key in the sockmap */
+	__u32 slot;	/* flow slot: counters index */
+	__u32 dir;	/* what this socket receives: 0 client, 1 backend */
+	__u32 reserved;
+};
+
+/*
+ * Per-direction counters of one flow slot, written by the verdict program
+ * only (one writer per direction: the receiving socket's verdict runs are
+ * serialized by its lock).
+ */
+#define FERRY_PROXY_CTRS(X)                                                    \
+	X(bytes, "bytes") /* redirected to the peer's egress */                \
+	X(skbs, "skbs")	  /* skbs redirected */                                \
+	X(held, "held")	  /* bytes kept on the socket (over the limit) */      \
+	X(held_skbs, "held_skbs")                                              \
+	X(holds, "holds") /* times forwarding switched to holding */           \
+	X(redirect_failed, "redirect_failed") /* peer not in map: held */      \
+	X(fin, "fin") /* zero-length (FIN) skbs, dropped */
+
+struct ferry_proxy_dir_ctr {
+#define FERRY_PROXY_CTR_FIELD(id, name) __u64 id;
+	FERRY_PROXY_CTRS(FERRY_PROXY_CTR_FIELD)
+#undef FERRY_PROXY_CTR_FIELD
+};
+
+struct ferry_proxy_ctr {
+	struct ferry_proxy_dir_ctr dir[2];
+};
+
+/*
+ * Written by userspace, read by the verdict: the memory bound. Bytes of a
+ * direction between the two TCP stacks are
+ *   pending = bytes + copied - acked
+ * (the peer's psock queue plus its write queue). An skb that would take
+ * pending over limit is held: passed to the receiving socket itself, where
+ * it is charged to that socket's receive buffer, so TCP closes the
+ * sender's window. Userspace copies held bytes on in order (copied) and
+ * forwarding resumes only once nothing held is left (held == copied).
+ * acked is a snapshot: a stale one overstates pending, never understates.
+ */
+struct ferry_proxy_ctl {
+	__u64 limit;
+	__u64 acked[2];	 /* bytes_acked of the socket sending direction d */
+	__u64 copied[2]; /* held bytes of direction d userspace wrote on */
+};
+
+/*
+ * Skbs of a socket the verdict program does not know (a flow being torn
+ * down): passed to the socket itself, never dropped. One entry.
+ */
+struct ferry_proxy_misc {
+	__u64 unknown;
+};
+
 #endif /* FERRY_ABI_H */

@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include "cmd_host.h"
+#include "cmd_proxy.h"
 #include "commands.h"
 #include "ferry_abi.h"
 #include "ferry.h"
 #include "port_dpdk.h"
 #include "privs.h"
+#include "proxy.h"
 #include "server.h"
 #include "steer.h"
 
@@ -737,6 +739,28 @@ static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
 
 /* ------------------------------------------------------------- config */
 
+/* The dataplane's lines, then the proxies'; malloc'd. */
+static char *config_text(void *ctx)
+{
+	char *base = ferry_config_text(F(ctx)), *px, *out;
+	size_t n;
+
+	if (!base || !CTX(ctx)->proxy)
+		return base;
+	px = ferry_proxy_config_text(CTX(ctx)->proxy);
+	if (!px) {
+		free(base);
+		return NULL;
+	}
+	n = strlen(base) + strlen(px) + 1;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s%s", base, px);
+	free(base);
+	free(px);
+	return out;
+}
+
 static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
 			   struct ctl_err *err)
 {
@@ -744,7 +768,7 @@ static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
 
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: show config");
-	text = ferry_config_text(F(ctx));
+	text = config_text(ctx);
 	if (!text)
 		return -ENOMEM;
 	*data = json_string(text);
@@ -766,7 +790,7 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", argv[0]) >=
 	    (int)sizeof(tmp))
 		return ctl_errf(err, ENAMETOOLONG, "path too long");
-	text = ferry_config_text(F(ctx));
+	text = config_text(ctx);
 	if (!text)
 		return -ENOMEM;
 	/* Write beside the target and rename: a crash leaves the old file. */
@@ -895,6 +919,19 @@ static const struct ctl_cmd commands[] = {
 	 cmd_show_config},
 	{"save", "FILE", "write the running configuration to FILE", cmd_save},
 	{"host check", HOST_CHECK_ARGS, HOST_CHECK_HELP, cmd_host_check},
+	{"proxy add", CMD_PROXY_ADD_ARGS,
+	 "TCP splice proxy: accept clients on listen, connect each to backend "
+	 "and move bytes between the two sockets in the kernel (sk_skb); "
+	 "limit: bytes queued per flow and direction before the sender is "
+	 "paused (65536-1073741824, default 4194304). The backend is not "
+	 "probed: a client whose backend connection fails is reset and "
+	 "counted",
+	 cmd_proxy_add},
+	{"proxy del", "NAME",
+	 "stop accepting; established flows run to completion", cmd_proxy_del},
+	{"proxy show", "[NAME]",
+	 "proxies with their flows, byte counters, pauses and queued bytes",
+	 cmd_proxy_show},
 };
 
 const struct ctl_cmd *ferryd_commands(size_t *n)

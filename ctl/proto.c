@@ -57,7 +57,9 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
 	X(EFAULT)                                                              \
 	X(EPIPE)                                                               \
 	X(EINTR)                                                               \
-	X(ENETDOWN)
+	X(ENETDOWN)                                                            \
+	X(EADDRNOTAVAIL)                                                       \
+	X(EAFNOSUPPORT)
 
 #define CTL_ERRNO_ENTRY(e) {e, #e},
 static const struct {

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "privs.h"
+#include "proxy.h"
 #include "server.h"
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
@@ -163,6 +164,12 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_metrics;
 	}
+	ctx->proxy = ferry_proxy_create();
+	if (!ctx->proxy) {
+		log_err("cannot start the proxy thread: %s", strerror(errno));
+		rc = 1;
+		goto out_ferry;
+	}
 	if (config) {
 		rc = ctl_run_file(cmds, n_cmds, ctx, config, &lineno, &err);
 		if (rc) {
@@ -234,6 +241,7 @@ int main(int argc, char **argv)
 out_server:
 	ctl_server_destroy(ctx->srv);
 out_ferry:
+	ferry_proxy_destroy(ctx->proxy);
 	ferry_destroy(ctx->f);
 out_metrics:
 	metrics_http_destroy(d.mh);

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * proxy.h - the splice proxy: ferryd accepts TCP clients on a listen
+ * address, connects each to a backend, and an sk_skb verdict program moves
+ * the bytes each socket receives out of the other one, so payload does not
+ * enter userspace while the receiver keeps up (bpf/ferry_proxy.bpf.c).
+ *
+ * The bytes between the two TCP stacks are bounded per flow and direction
+ * (limit): the verdict holds what would exceed it on the receiving socket,
+ * where TCP flow control pushes back on the sender, and ferryd copies the
+ * held bytes on in order.
+ *
+ * One thread owns the sockets: it accepts, connects, watches for FIN and
+ * errors, and every millisecond publishes what each peer acknowledged and
+ * copies held bytes. The control thread calls add/del/show/config under
+ * the object's lock.
+ *
+ * Semantics the operator relies on:
+ *  - `proxy add` binds and listens before it answers; it does not probe the
+ *    backend (a probe would be a connection the backend sees). A client
+ *    whose backend connection fails is reset and counted (backend_failed).
+ *  - `proxy del` closes the listening socket at once; established flows
+ *    run to completion over the maps (draining_flows in show), then close.
+ *  - EOF from one side becomes shutdown(SHUT_WR) on the other once every
+ *    byte received before it has been handed to TCP; an error (RST) on one
+ *    side resets the other, so no side mistakes a cut for a clean end.
+ */
+#ifndef FERRY_PROXY_H
+#define FERRY_PROXY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define FERRY_PROXY_NAME_MAX	  32
+#define FERRY_PROXY_MAX		  64
+#define FERRY_PROXY_LIMIT_DEFAULT (4ull << 20)
+#define FERRY_PROXY_LIMIT_MIN	  (64ull << 10)
+#define FERRY_PROXY_LIMIT_MAX	  (1ull << 30)
+
+struct ferry_proxy;
+
+struct ferry_proxy_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+};
+
+struct ferry_proxy_params {
+	const char *name;
+	struct ferry_proxy_addr listen;
+	struct ferry_proxy_addr backend;
+	uint64_t limit; /* bytes queued per flow and direction */
+};
+
+/* Starts the proxy thread; the BPF object is loaded at the first add. */
+struct ferry_proxy *ferry_proxy_create(void);
+/* Closes every listener and flow (queued bytes are lost), joins. */
+void ferry_proxy_destroy(struct ferry_proxy *px);
+
+int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
+		    char *msg, size_t len);
+int ferry_proxy_del(struct ferry_proxy *px, const char *name, char *msg,
+		    size_t len);
+/* {"proxies":[...], "draining_flows":N}; NULL with msg if name unknown. */
+json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
+			 size_t len);
+/* `proxy add` lines of the running configuration; malloc'd, maybe "". */
+char *ferry_proxy_config_text(struct ferry_proxy *px);
+
+/* "1.2.3.4:80" or "[::1]:80". */
+int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
+			   size_t len);
+void ferry_proxy_addr_text(const struct ferry_proxy_addr *a, char *buf,
+			   size_t len);
+
+#endif /* FERRY_PROXY_H */
