@@ -18,6 +18,7 @@
 #include "spread.h"
 #include "numaplace.h"
 #include "steer.h"
+#include "takeover.h"
 
 #define DRAIN_TIMEOUT_MS 500
 
@@ -199,23 +200,12 @@ static void port_free(struct ferry_port *p)
 /* Undoes port_open at any stage: detach, sockets out, program unloaded. */
 static void port_close(struct ferry *f, struct ferry_port *p)
 {
-	uint32_t i;
-
 	if (p->spread_n) {
 		ferry_spread_close(f, p);
 		return;
 	}
 	ferry_port_xdp_detach(p);
-	for (i = 0; i < p->n_queues; i++) {
-		struct ferry_pq *pq = &p->pq[i];
-
-		if (!pq->xsk)
-			continue;
-		ferry_port_xsk_remove(p, pq->queue);
-		ferry_worker_pause(pq->w);
-		ferry_worker_pq_del(pq->w, pq);
-		ferry_worker_resume(pq->w);
-	}
+	ferry_port_sockets_close(p);
 	ferry_port_xdp_unload(p);
 }
 
@@ -257,15 +247,12 @@ int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 	}
 }
 
-static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
-		     size_t len)
+int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
+			    char *msg, size_t len)
 {
 	uint32_t i;
 	int err;
 
-	err = ferry_port_xdp_load(p, msg, len);
-	if (err)
-		return err;
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
 		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
@@ -286,20 +273,58 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
 					  f->try_hugepages);
 		ferry_worker_resume(w);
-		if (err) {
-			ferry_xsk_error(p, xp.queue, err, msg, len);
-			goto err_close;
-		}
-		err = ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd);
-		if (err) {
-			ferry_fail(msg, len, err, "XSKMAP insert: %s",
-				   strerror(-err));
-			goto err_close;
-		}
+		if (err)
+			return ferry_xsk_error(p, xp.queue, err, msg, len);
+		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
+			     : 0;
+		if (err)
+			return ferry_fail(msg, len, err, "XSKMAP insert: %s",
+					  strerror(-err));
 	}
+	return 0;
+}
+
+void ferry_port_sockets_close(struct ferry_port *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->xsk)
+			continue;
+		ferry_port_xsk_remove(p, pq->queue);
+		ferry_worker_pause(pq->w);
+		ferry_worker_pq_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+	}
+}
+
+static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
+		     size_t len)
+{
+	bool adopt = f->ho.adopt_pid != 0;
+	int err;
+
+	p->adopt_pid = f->ho.adopt_pid;
+	err = ferry_port_xdp_load(p, msg, len);
+	if (err)
+		return err;
+	/* Hot restart: the old daemon's sockets hold the queues until now. */
+	err = ferry_takeover_before_bind(f, msg, len);
+	if (err)
+		goto err_close;
+	err = ferry_port_sockets_open(f, p, !adopt, msg, len);
+	if (err)
+		goto err_close;
 	p->zerocopy = p->pq[0].xsk->zerocopy;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
 	p->hugepages = p->pq[0].w->umem->hugepages;
+	if (adopt) {
+		/* Frames flow once every port's app is set: activate. */
+		p->deferred = true;
+		return 0;
+	}
 	err = ferry_port_xdp_attach(p, msg, len);
 	if (err)
 		goto err_close;
@@ -525,7 +550,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 
 /* Waits until the kernel has nothing more for p's sockets and we have
  * nothing more for it: RX rings read, TX rings sent. */
-static void port_drain(struct ferry_port *p)
+void ferry_port_drain(struct ferry_port *p)
 {
 	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
 	bool busy;
@@ -572,8 +597,10 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	p->gen = NULL;
 	/* No new frames into our sockets; then let the rings empty. */
 	ferry_port_xdp_detach(p);
-	port_drain(p);
+	ferry_port_drain(p);
 	port_close(f, p);
+	if (!f->ho.keep_pins)
+		ferry_pin_remove(p->pin_dir);
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
 			f->ports[j++] = f->ports[i];

@@ -7,6 +7,20 @@
 #include "port.h"
 #include "worker.h"
 
+/* Hot restart state (takeover.h); all zero when no takeover is going on. */
+struct ferry_handover {
+	/* new side */
+	uint32_t adopt_pid; /* adopting this ferryd's ports; 0: not */
+	int (*release)(void *arg, char *msg, size_t len);
+	void *release_arg;
+	bool release_done;
+	/* old side */
+	bool released;	       /* sockets closed for a successor */
+	uint64_t resume_at_ns; /* released: resume by itself after this */
+	bool handed_over;      /* committed: exit leaves XDP attached */
+	bool keep_pins;	       /* destroy leaves the pins (either side) */
+};
+
 struct ferry {
 	struct ferry_worker *workers[FERRY_MAX_WORKERS];
 	int n_workers;
@@ -17,6 +31,7 @@ struct ferry {
 	bool try_hugepages;
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
+	struct ferry_handover ho; /* hot restart, either side (takeover.c) */
 };
 
 #define XSK_RING_SIZE 2048
@@ -36,5 +51,17 @@ struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
 uint64_t ferry_allowed_cpus(void);
 /* A name ports and steer rules may have: 1..max-1 of A-Z a-z 0-9 _ . - */
 bool ferry_name_ok(const char *s, size_t max);
+
+/*
+ * Binds p's sockets on their workers (insert: and puts them into the
+ * XSKMAP); 0 or -errno with msg, sockets bound so far left for the caller
+ * to close (ferry_port_sockets_close).
+ */
+int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
+			    char *msg, size_t len);
+/* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
+void ferry_port_sockets_close(struct ferry_port *p);
+/* Waits (bounded) until p's RX rings are read and TX rings sent. */
+void ferry_port_drain(struct ferry_port *p);
 
 #endif /* FERRY_FERRY_INT_H */

@@ -15,6 +15,7 @@
 #include "ferry_xdp.skel.h"
 #include "log.h"
 #include "port.h"
+#include "takeover.h"
 
 static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
 {
@@ -188,6 +189,34 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
 }
 
+/*
+ * The maps a successor must share to carry on: the XSKMAP (its sockets
+ * receive through the old program until the swap) and the verdict
+ * counters (frames the handover passes to the kernel are counted there).
+ * Rules, config and CPU sets belong to each program: the new one fills its
+ * own from the configuration, and the old one keeps working unchanged
+ * until it is replaced.
+ */
+static int skel_pin(struct ferry_port *p)
+{
+	struct bpf_map *maps[] = {p->skel->maps.xsks_map,
+				  p->skel->maps.ferry_verdicts};
+	char path[sizeof(p->pin_dir) + 32];
+	size_t i;
+	int err;
+
+	if (!p->pin_dir[0])
+		return 0;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
+			 bpf_map__name(maps[i]));
+		err = bpf_map__set_pin_path(maps[i], path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
  * program, attached at once (it only counts, it changes no frame). */
 static int skel_load(struct ferry_port *p, bool with_tp)
@@ -198,6 +227,9 @@ static int skel_load(struct ferry_port *p, bool with_tp)
 	if (!p->skel)
 		return -errno;
 	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	err = skel_pin(p);
+	if (err)
+		goto err_skel;
 	err = ferry_xdp_bpf__load(p->skel);
 	if (err)
 		goto err_skel;
@@ -216,6 +248,36 @@ err_skel:
 	ferry_xdp_bpf__destroy(p->skel);
 	p->skel = NULL;
 	return err;
+}
+
+/*
+ * The enqueue tracepoint is an extra, not a requirement: a kernel without
+ * it or without BTF still gets steering. Sharing pinned maps is an extra
+ * too: pins from another build whose maps differ are left alone and the
+ * counters restart, rather than the port being refused.
+ */
+static int skel_load_any(struct ferry_port *p)
+{
+	int err, tp_err;
+
+	err = skel_load(p, true);
+	if (!err)
+		return 0;
+	tp_err = err;
+	err = skel_load(p, false);
+	if (!err) {
+		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
+			 "(%s); CPUMAP enqueue drops are not counted",
+			 p->name, strerror(-tp_err));
+		return 0;
+	}
+	if (!p->pin_dir[0])
+		return err;
+	log_warn("port %s: cannot load with the maps pinned in %s (%s); "
+		 "not sharing them",
+		 p->name, p->pin_dir, strerror(-err));
+	p->pin_dir[0] = 0;
+	return skel_load_any(p);
 }
 
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
@@ -248,24 +310,16 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 			"ferry did not load; remove it first "
 			"(ip link set dev %s xdp off)",
 			p->ifname, o.name, o.prog_id, p->ifname);
-	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
+	if (o.prog_id && pid_is_live_ferryd(o.owner_pid) &&
+	    o.owner_pid != p->adopt_pid)
 		return ferry_fail(msg, len, -EBUSY,
 				  "%s is driven by ferryd pid %u", p->ifname,
 				  o.owner_pid);
+	if (ferry_pin_dir(p->ifname, !p->adopt_pid, p->pin_dir,
+			  sizeof(p->pin_dir)))
+		p->pin_dir[0] = 0;
 
-	err = skel_load(p, true);
-	if (err) {
-		/* The enqueue tracepoint is an extra, not a requirement: a
-		 * kernel without it or without BTF still gets steering. */
-		int tp_err = err;
-
-		err = skel_load(p, false);
-		if (!err)
-			log_warn("port %s: xdp_cpumap_enqueue tracepoint "
-				 "unavailable (%s); CPUMAP enqueue drops are "
-				 "not counted",
-				 p->name, strerror(-tp_err));
-	}
+	err = skel_load_any(p);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "cannot load the XDP classifier: %s",
@@ -313,7 +367,8 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 	if (err)
 		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
-	if (o.prog_id && (!o.is_ferry || pid_is_live_ferryd(o.owner_pid)))
+	if (o.prog_id && (!o.is_ferry || (pid_is_live_ferryd(o.owner_pid) &&
+					  o.owner_pid != p->adopt_pid)))
 		return ferry_fail(msg, len, -EBUSY,
 				  "%s: XDP program '%s' (id %u) appeared; "
 				  "not replacing it",
@@ -342,7 +397,11 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 					NULL);
 		}
 		close(old_fd);
-		if (!err) {
+		if (!err && p->adopt_pid && o.owner_pid == p->adopt_pid) {
+			log_info("port %s: took over from ferryd pid %u "
+				 "(program id %u replaced)",
+				 p->name, o.owner_pid, o.prog_id);
+		} else if (!err) {
 			p->replaced_stale = true;
 			log_info("port %s: replaced stale ferry program id %u "
 				 "(ferryd pid %u is gone)",
