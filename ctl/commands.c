@@ -75,6 +75,7 @@ static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 	static const char *const steps[] = {"begin", "release", "commit",
 					    "abort", NULL};
 	enum { BEGIN, RELEASE, COMMIT, ABORT };
+	uint64_t dropped = 0;
 	int step, rc;
 
 	if (argc != 1)
@@ -88,8 +89,12 @@ static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 		return ferry_handover_begin(F(ctx), data, err->msg,
 					    sizeof(err->msg));
 	case RELEASE:
-		rc = ferry_handover_release(F(ctx), err->msg, sizeof(err->msg));
-		break;
+		rc = ferry_handover_release(F(ctx), &dropped, err->msg,
+					    sizeof(err->msg));
+		if (!rc)
+			*data = json_pack("{s:I}", "dropped",
+					  (json_int_t)dropped);
+		return rc;
 	case ABORT:
 		rc = ferry_handover_resume(F(ctx), err->msg, sizeof(err->msg));
 		break;

@@ -21,6 +21,8 @@
 #include "takeover.h"
 
 #define DRAIN_TIMEOUT_MS 500
+/* How long a handover waits for the other daemon's queues to come free. */
+#define BIND_RETRY_MS 1000
 
 struct ferry *ferry_create(void)
 {
@@ -250,8 +252,9 @@ int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			    char *msg, size_t len)
 {
+	bool handover = f->ho.adopt_pid || f->ho.released;
 	uint32_t i;
-	int err;
+	int err, tries;
 
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
@@ -266,13 +269,26 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			.busy_poll = p->busy_poll,
 		};
 
+		if (pq->xsk)
+			continue; /* a resume that failed half-way, retried */
 		pq->port = p;
 		pq->queue = xp.queue;
 		pq->app = FERRY_APP_NONE;
-		ferry_worker_pause(w);
-		err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
-					  f->try_hugepages);
-		ferry_worker_resume(w);
+		for (tries = 0;; tries++) {
+			ferry_worker_pause(w);
+			err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
+						  f->try_hugepages);
+			ferry_worker_resume(w);
+			/*
+			 * A closed socket frees its queue's buffer pool from
+			 * a kernel work item, a little after close(): in a
+			 * handover the other daemon's queue comes free soon.
+			 */
+			if (err != -EBUSY || !handover ||
+			    tries >= BIND_RETRY_MS)
+				break;
+			usleep(1000);
+		}
 		if (err)
 			return ferry_xsk_error(p, xp.queue, err, msg, len);
 		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)

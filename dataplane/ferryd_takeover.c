@@ -119,9 +119,18 @@ err_free:
 static int release(void *arg, char *msg, size_t len)
 {
 	struct ferryd_takeover *t = arg;
+	json_t *data = NULL;
+	int rc;
 
 	t->release_ns = ferry_now_ns();
-	return request(t, "handover release", NULL, msg, len);
+	rc = request(t, "handover release", &data, msg, len);
+	if (!rc)
+		log_info("takeover: the old ferryd's sockets dropped %lld "
+			 "frame(s) since its last stats reset",
+			 (long long)json_integer_value(
+				 json_object_get(data, "dropped")));
+	json_decref(data);
+	return rc;
 }
 
 int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,

@@ -109,7 +109,32 @@ int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
 	return *out ? 0 : -ENOMEM;
 }
 
-int ferry_handover_release(struct ferry *f, char *msg, size_t len)
+/*
+ * Frames the kernel or our workers dropped at this daemon's sockets since
+ * the last `stats reset`: they vanish with this process, so the successor
+ * is told (and logs it) to keep the loss accounted for.
+ */
+static uint64_t socket_drops(struct ferry *f)
+{
+	static const char *const keys[] = {"rx_dropped", "rx_ring_full",
+					   "drops"};
+	char msg[128];
+	json_t *st = ferry_stats(f, NULL, -1, msg, sizeof(msg)), *p;
+	uint64_t n = 0;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(st, "ports"), i, p)
+	{
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			n += (uint64_t)json_integer_value(json_object_get(
+				json_object_get(p, "totals"), keys[k]));
+	}
+	json_decref(st);
+	return n;
+}
+
+int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
+			   size_t len)
 {
 	uint32_t q;
 	int i;
@@ -133,8 +158,12 @@ int ferry_handover_release(struct ferry *f, char *msg, size_t len)
 	}
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_drain(f->ports[i]);
+	*dropped = socket_drops(f);
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_sockets_close(f->ports[i]);
+	/* Idle workers still take CPU time the successor's need now. */
+	for (i = 0; i < f->n_workers; i++)
+		ferry_worker_pause(f->workers[i]);
 	f->ho.released = true;
 	f->ho.resume_at_ns =
 		ferry_now_ns() + FERRY_HANDOVER_TIMEOUT_MS * 1000000ull;
@@ -164,6 +193,8 @@ int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
 
 	if (!f->ho.released)
 		return ferry_fail(msg, len, -EINVAL, "nothing was released");
+	for (i = 0; i < f->n_workers; i++)
+		ferry_worker_resume(f->workers[i]);
 	for (i = 0; i < f->n_ports; i++) {
 		err = ferry_port_sockets_open(f, f->ports[i], true, msg, len);
 		if (err)
@@ -199,6 +230,9 @@ int ferry_handover_commit(struct ferry *f, char *msg, size_t len)
 	 * exit without detaching anything or removing the pins. */
 	for (i = 0; i < f->n_ports; i++)
 		f->ports[i]->prog_id = 0;
+	/* A parked worker does not look at its stop flag. */
+	for (i = 0; i < f->n_workers; i++)
+		ferry_worker_resume(f->workers[i]);
 	f->ho.handed_over = true;
 	f->ho.keep_pins = true;
 	log_info("handover: committed; exiting, XDP left to the successor");

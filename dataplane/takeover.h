@@ -51,8 +51,13 @@ void ferry_pin_remove(const char *dir);
 
 /* *out = {"pid":N,"config":TEXT}; 0 or -errno with msg. Changes nothing. */
 int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len);
-/* Closes every port's sockets, leaving XDP attached; 0 or -errno. */
-int ferry_handover_release(struct ferry *f, char *msg, size_t len);
+/*
+ * Closes every port's sockets, leaving XDP attached, and parks the
+ * workers; *dropped: frames lost at those sockets since the last stats
+ * reset (they are not counted anywhere else once this daemon is gone).
+ */
+int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
+			   size_t len);
 /* Reopens the sockets after a release (abort or timeout); 0 or -errno. */
 int ferry_handover_resume(struct ferry *f, char *msg, size_t len);
 /* After a release: the successor owns XDP and pins; exit leaves them. */

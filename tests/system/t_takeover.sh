@@ -52,7 +52,7 @@ assert_match "--takeover alone: message" "no ferryd to take over from" "$out"
 # ---- release and abort: the old side resumes
 tb_do dut handover begin >/dev/null
 tb_do dut handover release >/dev/null
-assert_fail "commit needs release once only" tb_ctl dut handover release
+assert_fail tb_ctl dut handover release
 tb_do dut handover abort >/dev/null
 tb_do sink stats reset >/dev/null
 tb_do gen gen start g0 count 1000 rate 20000 size 64 >/dev/null
@@ -60,14 +60,15 @@ tb_wait_gen_done gen g0 30
 tb_wait_quiet dut sink
 assert_eq "after abort: sink rx" 1000 "$(tb_stat sink s0 rx_packets)"
 tb_do sink stats reset >/dev/null
-# Counters below start here; the verdicts are the classifier's own.
+# The successor reads the pinned verdict counters from zero, not from the
+# old daemon's last reset: take them before it.
+redir0=$(tb_xdpstat dut p0 xsk_redirect)
+pass0=$(tb_xdpstat dut p0 pass_no_xsk)
 tb_do dut stats reset >/dev/null
 
 # ---- takeover under traffic
 config_before=$(tb_ctlj dut show config | jq -r .data)
 prog0_before=$(tb_xdp_prog_id dut d0)
-redir0=$(tb_xdpstat dut p0 xsk_redirect)
-pass0=$(tb_xdpstat dut p0 pass_no_xsk)
 old_pid=${TB_PID_OF[dut]}
 
 tb_do gen gen start g0 count "$N" rate "$RATE" size 64 flows 4 >/dev/null
@@ -88,18 +89,36 @@ gen=$(tb_gen gen g0 frames)
 sink=$(tb_stat sink s0 rx_packets)
 redir=$(($(tb_xdpstat dut p0 xsk_redirect) - redir0))
 pass=$(($(tb_xdpstat dut p0 pass_no_xsk) - pass0))
-drops=0
+# Frames the old daemon's sockets dropped are gone with it: it reports them.
+drops=$(sed -n 's/.*old ferryd.s sockets dropped \([0-9]*\) frame.*/\1/p' "$TB_RUN/dut2.log")
+[[ -n $drops ]] || tb_die "the new ferryd did not log the old one's drops"
 for p in p0 p1; do
 	for k in drops rx_dropped rx_ring_full; do
 		drops=$((drops + $(tb_stat dut "$p" "$k")))
 	done
 done
-tb_log "takeover: generated $gen, sink $sink, pass_no_xsk $pass, dut drops $drops"
+echo "dut: $(tb_ctlj dut stats | jq -c '[.data.ports[] | {name, t: .totals, x: .xdp}]')"
+echo "sink: $(tb_ctlj sink stats | jq -c '[.data.ports[] | {name, t: .totals, x: .xdp}]')"
+# What veth itself reports dropped, for the log only: a failed XDP redirect
+# (socket ring full) is counted there too, so it is not added.
+vdrops=0
+for nsif in "gen $G0 tx" "dut $D0 rx" "dut $D1 tx" "sink $S0 rx"; do
+	read -r ns ifn dir <<<"$nsif"
+	n=$(ip -n "$(tb_nsname "$ns")" -s -j link show dev "$ifn" | jq ".[0].stats64.$dir.dropped")
+	vdrops=$((vdrops + n))
+done
+tb_log "takeover: generated $gen, sink $sink, pass_no_xsk $pass, dut drops $drops (veth $vdrops)"
 tb_log "takeover: $(grep -h "forwarding again" "$TB_RUN/dut2.log" | tail -n 1)"
 echo "TAKEOVER_LOST=$((gen - sink)) of $gen at $RATE pps"
 
 assert_eq "generated" "$N" "$gen"
-assert_eq "generated = sink + pass_no_xsk + drops" "$gen" $((sink + pass + drops))
+# veth counts a failed redirect (socket ring full) as a drop too, and also
+# the frames its NAPI ring refused before XDP ran: those last are the only
+# loss no ferry counter sees, and veth's surplus bounds them.
+unexplained=$((gen - sink - pass - drops))
+tb_log "takeover: unexplained $unexplained (veth surplus $((vdrops - drops)))"
+assert_ge "unexplained" 0 "$unexplained"
+assert_le "unexplained, bounded by veth's surplus" $((vdrops > drops ? vdrops - drops : 0)) "$unexplained"
 assert_eq "classifier verdicts carried on: xsk_redirect + pass_no_xsk" "$gen" $((redir + pass))
 assert_eq "same configuration" "$config_before" "$(tb_ctlj dut show config | jq -r .data)"
 prog0_after=$(tb_xdp_prog_id dut d0)
