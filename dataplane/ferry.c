@@ -316,31 +316,38 @@ void ferry_port_sockets_close(struct ferry_port *p)
 	}
 }
 
+/* Facts the first socket tells about the port, for `port show`. */
+static void port_note_binding(struct ferry_port *p)
+{
+	p->zerocopy = p->pq[0].xsk->zerocopy;
+	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
+	p->hugepages = p->pq[0].w->umem->hugepages;
+}
+
 static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		     size_t len)
 {
-	bool adopt = f->ho.adopt_pid != 0;
 	int err;
 
 	p->adopt_pid = f->ho.adopt_pid;
 	err = ferry_port_xdp_load(p, msg, len);
 	if (err)
 		return err;
-	/* Hot restart: the old daemon's sockets hold the queues until now. */
-	err = ferry_takeover_before_bind(f, msg, len);
-	if (err)
-		goto err_close;
-	err = ferry_port_sockets_open(f, p, !adopt, msg, len);
-	if (err)
-		goto err_close;
-	p->zerocopy = p->pq[0].xsk->zerocopy;
-	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
-	p->hugepages = p->pq[0].w->umem->hugepages;
-	if (adopt) {
-		/* Frames flow once every port's app is set: activate. */
+	if (p->adopt_pid) {
+		/*
+		 * Hot restart: the old daemon's sockets hold the queues.
+		 * Every port's classifier is loaded first; sockets, apps and
+		 * the swap follow in ferry_takeover_activate(), so that what
+		 * takes long (the verifier) happens before the old daemon
+		 * lets go.
+		 */
 		p->deferred = true;
 		return 0;
 	}
+	err = ferry_port_sockets_open(f, p, true, msg, len);
+	if (err)
+		goto err_close;
+	port_note_binding(p);
 	err = ferry_port_xdp_attach(p, msg, len);
 	if (err)
 		goto err_close;
@@ -348,6 +355,16 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 
 err_close:
 	port_close(f, p);
+	return err;
+}
+
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
+			     size_t len)
+{
+	int err = ferry_port_sockets_open(f, p, false, msg, len);
+
+	if (!err)
+		port_note_binding(p);
 	return err;
 }
 
@@ -660,6 +677,12 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 					  "(software RSS): it takes drop and "
 					  "reflect, not xconnect",
 					  p->spread_n ? p->name : peer->name);
+	}
+	if (p->deferred) {
+		/* No sockets yet (hot restart): set when they are bound. */
+		p->app = app;
+		p->peer = peer;
+		return 0;
 	}
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;

@@ -59,6 +59,9 @@ bool ferry_name_ok(const char *s, size_t max);
  */
 int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			    char *msg, size_t len);
+/* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
+			     size_t len);
 /* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
 void ferry_port_sockets_close(struct ferry_port *p);
 /* Waits (bounded) until p's RX rings are read and TX rings sent. */

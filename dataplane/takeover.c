@@ -266,11 +266,12 @@ void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
 	f->ho.release_done = false;
 }
 
-int ferry_takeover_before_bind(struct ferry *f, char *msg, size_t len)
+/* The old daemon lets go of its queues: once, failed or not. */
+static int release_once(struct ferry *f, char *msg, size_t len)
 {
 	if (!f->ho.adopt_pid || f->ho.release_done)
 		return 0;
-	f->ho.release_done = true; /* once, failed or not */
+	f->ho.release_done = true;
 	return f->ho.release(f->ho.release_arg, msg, len);
 }
 
@@ -279,16 +280,35 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 	uint32_t q;
 	int i, err;
 
-	err = ferry_takeover_before_bind(f, msg, len); /* no ports: now */
+	/* From here to the swap, frames meet no socket: keep it short. */
+	err = release_once(f, msg, len);
 	if (err)
 		return err;
+	for (i = 0; i < f->n_ports; i++) {
+		if (!f->ports[i]->deferred)
+			continue;
+		err = ferry_port_bind_deferred(f, f->ports[i], msg, len);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		p->deferred = false;
+		if (p->app == FERRY_APP_NONE)
+			continue;
+		err = ferry_app_set(f, p->name, p->app,
+				    p->peer ? p->peer->name : NULL, msg, len);
+		if (err)
+			return err;
+	}
 	/* With shared (pinned) XSKMAPs the old programs deliver to our
 	 * sockets from here on; the swap below then changes nothing for
 	 * the frames, only whose rules they meet. */
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
 
-		for (q = 0; p->deferred && q < p->n_queues; q++) {
+		for (q = 0; p->adopt_pid && q < p->n_queues; q++) {
 			err = ferry_port_xsk_insert(p, p->pq[q].queue,
 						    p->pq[q].xsk->fd);
 			if (err)
@@ -300,12 +320,12 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
 
-		if (!p->deferred)
+		if (!p->adopt_pid)
 			continue;
 		err = ferry_port_xdp_attach(p, msg, len);
 		if (err)
 			return err;
-		p->deferred = false;
+		p->adopt_pid = 0;
 	}
 	f->ho.adopt_pid = 0;
 	return 0;

@@ -70,15 +70,15 @@ void ferry_handover_tick(struct ferry *f);
 typedef int (*ferry_release_fn)(void *arg, char *msg, size_t len);
 /*
  * Ports added from now on adopt the XDP programs of ferryd old_pid: they
- * load their classifier (reusing pins), call release(arg) once before the
- * first socket is bound, and wait for ferry_takeover_activate() to fill
- * their XSKMAP and swap the program.
+ * only load their classifier (reusing pins) and wait, with their app.
  */
 void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
 			  ferry_release_fn release, void *arg);
-/* Called by port_open before it binds: releases the old one, once. */
-int ferry_takeover_before_bind(struct ferry *f, char *msg, size_t len);
-/* XSKMAP entries in, then each program swapped in; 0 or -errno. */
+/*
+ * Then, all at once: release(arg) (the old daemon closes its sockets),
+ * every port's sockets bound, apps set, XSKMAPs filled, each program
+ * swapped in; 0 or -errno with msg.
+ */
 int ferry_takeover_activate(struct ferry *f, char *msg, size_t len);
 /* After a failed takeover: destroy leaves pins to the old daemon. */
 void ferry_takeover_keep_pins(struct ferry *f);

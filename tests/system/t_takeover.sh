@@ -97,6 +97,10 @@ for p in p0 p1; do
 		drops=$((drops + $(tb_stat dut "$p" "$k")))
 	done
 done
+# The sink's socket can overflow too while CPUs are busy with the restart.
+for k in rx_dropped rx_ring_full; do
+	drops=$((drops + $(tb_stat sink s0 "$k")))
+done
 echo "dut: $(tb_ctlj dut stats | jq -c '[.data.ports[] | {name, t: .totals, x: .xdp}]')"
 echo "sink: $(tb_ctlj sink stats | jq -c '[.data.ports[] | {name, t: .totals, x: .xdp}]')"
 # What veth itself reports dropped, for the log only: a failed XDP redirect
