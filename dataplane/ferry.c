@@ -102,6 +102,19 @@ err_workers:
 			  strerror(-err));
 }
 
+void ferry_workers_stop(struct ferry *f)
+{
+	uint64_t mask = f->cpumask;
+
+	workers_destroy(f);
+	f->cpumask = mask;
+}
+
+int ferry_workers_restart(struct ferry *f, char *msg, size_t len)
+{
+	return workers_make(f, f->cpumask, f->idle, msg, len);
+}
+
 int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
 {
 	uint64_t bad = cpumask & ~ferry_allowed_cpus();

@@ -59,6 +59,13 @@ bool ferry_name_ok(const char *s, size_t max);
  */
 int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			    char *msg, size_t len);
+/*
+ * Hot restart: the worker threads end (sockets must be gone) and come
+ * back on the same CPUs; a parked or idle worker would still take CPU
+ * time from the successor's on the same CPU.
+ */
+void ferry_workers_stop(struct ferry *f);
+int ferry_workers_restart(struct ferry *f, char *msg, size_t len);
 /* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
 int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
 			     size_t len);

@@ -161,9 +161,16 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
 	*dropped = socket_drops(f);
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_sockets_close(f->ports[i]);
-	/* Idle workers still take CPU time the successor's need now. */
-	for (i = 0; i < f->n_workers; i++)
-		ferry_worker_pause(f->workers[i]);
+	/* Until resumed, commands see ports without sockets (deferred), and
+	 * no worker of ours takes CPU time the successor's need now. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		p->deferred = true;
+		for (q = 0; q < p->n_queues; q++)
+			p->pq[q].w = NULL;
+	}
+	ferry_workers_stop(f);
 	f->ho.released = true;
 	f->ho.resume_at_ns =
 		ferry_now_ns() + FERRY_HANDOVER_TIMEOUT_MS * 1000000ull;
@@ -193,8 +200,11 @@ int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
 
 	if (!f->ho.released)
 		return ferry_fail(msg, len, -EINVAL, "nothing was released");
-	for (i = 0; i < f->n_workers; i++)
-		ferry_worker_resume(f->workers[i]);
+	if (!f->n_workers) {
+		err = ferry_workers_restart(f, msg, len);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < f->n_ports; i++) {
 		err = ferry_port_sockets_open(f, f->ports[i], true, msg, len);
 		if (err)
@@ -203,6 +213,7 @@ int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
 
+		p->deferred = false;
 		if (p->app != FERRY_APP_NONE) {
 			err = ferry_app_set(f, p->name, p->app,
 					    p->peer ? p->peer->name : NULL, msg,
@@ -230,9 +241,6 @@ int ferry_handover_commit(struct ferry *f, char *msg, size_t len)
 	 * exit without detaching anything or removing the pins. */
 	for (i = 0; i < f->n_ports; i++)
 		f->ports[i]->prog_id = 0;
-	/* A parked worker does not look at its stop flag. */
-	for (i = 0; i < f->n_workers; i++)
-		ferry_worker_resume(f->workers[i]);
 	f->ho.handed_over = true;
 	f->ho.keep_pins = true;
 	log_info("handover: committed; exiting, XDP left to the successor");

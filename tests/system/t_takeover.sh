@@ -112,7 +112,7 @@ for nsif in "gen $G0 tx" "dut $D0 rx" "dut $D1 tx" "sink $S0 rx"; do
 	vdrops=$((vdrops + n))
 done
 tb_log "takeover: generated $gen, sink $sink, pass_no_xsk $pass, dut drops $drops (veth $vdrops)"
-tb_log "takeover: $(grep -h "forwarding again" "$TB_RUN/dut2.log" | tail -n 1)"
+grep -h "takeover: \(forwarding again\|the old ferryd's sockets\)" "$TB_RUN/dut2.log" >&2
 echo "TAKEOVER_LOST=$((gen - sink)) of $gen at $RATE pps"
 
 assert_eq "generated" "$N" "$gen"
