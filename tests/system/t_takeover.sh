@@ -12,7 +12,8 @@
 #     to the frame; the number lost is printed (the bound);
 #   - the verdict counters carried on (pinned maps): xsk_redirect +
 #     pass_no_xsk on p0 = every frame generated;
-#   - `handover release` then `handover abort`: the old side serves again;
+#   - `handover release` then `handover abort`, and a release nobody
+#     commits (a successor that died): the old side serves again;
 #   - --takeover with no ferryd on the socket: a clear error, exit 1.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -59,6 +60,19 @@ tb_do gen gen start g0 count 1000 rate 20000 size 64 >/dev/null
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut sink
 assert_eq "after abort: sink rx" 1000 "$(tb_stat sink s0 rx_packets)"
+# ---- release without a commit (a successor that died): resumes by itself
+tb_do sink stats reset >/dev/null
+tb_do dut handover release >/dev/null
+for ((i = 0; i < 100; i++)); do
+	grep -q "no commit within" "$TB_RUN/dut.log" && break
+	sleep 0.1
+done
+assert_match "resumed by itself" "no commit within 5000 ms" "$(cat "$TB_RUN/dut.log")"
+sleep 0.2
+tb_do gen gen start g0 count 1000 rate 20000 size 64 >/dev/null
+tb_wait_gen_done gen g0 30
+tb_wait_quiet dut sink
+assert_eq "after the timeout: sink rx" 1000 "$(tb_stat sink s0 rx_packets)"
 tb_do sink stats reset >/dev/null
 # The successor reads the pinned verdict counters from zero, not from the
 # old daemon's last reset: take them before it.
