@@ -288,6 +288,19 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 	uint32_t q;
 	int i, err;
 
+	/* Buffer memory first: faulting 16 MB in is slow on a busy host. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; p->deferred && q < p->n_queues; q++) {
+			err = ferry_worker_umem_prepare(
+				f->workers[q % (uint32_t)f->n_workers],
+				p->numa_node, f->try_hugepages);
+			if (err)
+				return ferry_fail(msg, len, err, "UMEM: %s",
+						  strerror(-err));
+		}
+	}
 	/* From here to the swap, frames meet no socket: keep it short. */
 	err = release_once(f, msg, len);
 	if (err)
