@@ -190,24 +190,78 @@ static uint32_t map_id(int fd)
 }
 
 /*
+ * The map called like m that program prog_id uses, if it has the same
+ * shape: an fd, or -errno.
+ */
+static int prog_map_fd(uint32_t prog_id, const struct bpf_map *m)
+{
+	struct bpf_prog_info info = {0};
+	uint32_t ids[16], len = sizeof(info), i;
+	int pfd, fd;
+
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return -errno;
+	info.nr_map_ids = 16;
+	info.map_ids = (uintptr_t)ids;
+	fd = bpf_obj_get_info_by_fd(pfd, &info, &len) ? -errno : 0;
+	close(pfd);
+	if (fd)
+		return fd;
+	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi = {0};
+		uint32_t mlen = sizeof(mi);
+
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
+		    !strcmp(mi.name, bpf_map__name(m)) &&
+		    mi.type == bpf_map__type(m) &&
+		    mi.key_size == bpf_map__key_size(m) &&
+		    mi.value_size == bpf_map__value_size(m) &&
+		    mi.max_entries == bpf_map__max_entries(m))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/*
  * The maps a successor must share to carry on: the XSKMAP (its sockets
  * receive through the old program until the swap) and the verdict
  * counters (frames the handover passes to the kernel are counted there).
  * Rules, config and CPU sets belong to each program: the new one fills its
  * own from the configuration, and the old one keeps working unchanged
  * until it is replaced.
+ *
+ * Adopting, the maps come from the old program itself (by id: works in
+ * any mount namespace, with or without bpffs); otherwise, or when that
+ * fails, from the pins.
  */
-static int skel_pin(struct ferry_port *p)
+#define SHARED_MAPS(s)                                                         \
+	{                                                                      \
+		(s)->maps.xsks_map, (s)->maps.ferry_verdicts                   \
+	}
+
+static int skel_share(struct ferry_port *p)
 {
-	struct bpf_map *maps[] = {p->skel->maps.xsks_map,
-				  p->skel->maps.ferry_verdicts};
+	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
 	char path[sizeof(p->pin_dir) + 32];
 	size_t i;
-	int err;
+	int err, fd;
 
-	if (!p->pin_dir[0])
-		return 0;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		fd = p->adopt_prog_id ? prog_map_fd(p->adopt_prog_id, maps[i])
+				      : -ENOENT;
+		if (fd >= 0) {
+			err = bpf_map__reuse_fd(maps[i], fd);
+			close(fd);
+			if (!err)
+				continue; /* pinned after the load */
+		}
+		if (!p->pin_dir[0])
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
 			 bpf_map__name(maps[i]));
 		err = bpf_map__set_pin_path(maps[i], path);
@@ -215,6 +269,24 @@ static int skel_pin(struct ferry_port *p)
 			return err;
 	}
 	return 0;
+}
+
+/* Maps adopted by id get the pins a later successor will look for. */
+static void skel_pin_adopted(struct ferry_port *p)
+{
+	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
+	char path[sizeof(p->pin_dir) + 32];
+	size_t i;
+
+	for (i = 0; p->pin_dir[0] && i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (bpf_map__pin_path(maps[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
+			 bpf_map__name(maps[i]));
+		unlink(path);
+		if (bpf_map__pin(maps[i], path))
+			log_warn("port %s: cannot pin %s", p->name, path);
+	}
 }
 
 /* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
@@ -227,12 +299,13 @@ static int skel_load(struct ferry_port *p, bool with_tp)
 	if (!p->skel)
 		return -errno;
 	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
-	err = skel_pin(p);
+	err = skel_share(p);
 	if (err)
 		goto err_skel;
 	err = ferry_xdp_bpf__load(p->skel);
 	if (err)
 		goto err_skel;
+	skel_pin_adopted(p);
 	if (!with_tp)
 		return 0;
 	p->skel->bss->ferry_cpu_map_id =
@@ -271,12 +344,13 @@ static int skel_load_any(struct ferry_port *p)
 			 p->name, strerror(-tp_err));
 		return 0;
 	}
-	if (!p->pin_dir[0])
+	if (!p->pin_dir[0] && !p->adopt_prog_id)
 		return err;
-	log_warn("port %s: cannot load with the maps pinned in %s (%s); "
-		 "not sharing them",
-		 p->name, p->pin_dir, strerror(-err));
+	log_warn("port %s: cannot load with the maps of the old program or "
+		 "the pins (%s); not sharing them",
+		 p->name, strerror(-err));
 	p->pin_dir[0] = 0;
+	p->adopt_prog_id = 0;
 	return skel_load_any(p);
 }
 
@@ -318,6 +392,10 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	if (ferry_pin_dir(p->ifname, !p->adopt_pid, p->pin_dir,
 			  sizeof(p->pin_dir)))
 		p->pin_dir[0] = 0;
+	p->adopt_prog_id =
+		o.prog_id && p->adopt_pid && o.owner_pid == p->adopt_pid
+			? o.prog_id
+			: 0;
 
 	err = skel_load_any(p);
 	if (err)

@@ -30,13 +30,12 @@ tb_gen_up
 tb_dut_xconnect
 tb_sink_drop
 
-# tb_takeover NAME OLD_PID: a --takeover ferryd on dut's socket, tracked as
-# NAME. Each `ip netns exec` mounts a bpffs of its own, so the new daemon
-# enters the old one's mount namespace to see its pins (on a host, both see
-# the one /sys/fs/bpf).
+# tb_takeover NAME: a --takeover ferryd on dut's socket, tracked as NAME.
+# Its `ip netns exec` mounts a bpffs of its own, without the old one's pins:
+# the shared maps come from the old program itself.
 tb_takeover() {
-	local name=$1 old=$2 pid
-	nsenter --target "$old" --mount --net \
+	local name=$1 pid
+	ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
 		"$FERRYD" -f -s "$(tb_sock dut)" --takeover \
 		</dev/null >>"$TB_RUN/$name.log" 2>&1 &
 	pid=$!
@@ -87,7 +86,7 @@ old_pid=${TB_PID_OF[dut]}
 
 tb_do gen gen start g0 count "$N" rate "$RATE" size 64 flows 4 >/dev/null
 sleep 1
-tb_takeover dut2 "$old_pid"
+tb_takeover dut2
 tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
 assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
 for ((i = 0; i < 100; i++)); do
