@@ -3,7 +3,7 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,rxfwd,spare,callgrind]
+#                [--parts throughput,rxfwd,spare,callgrind,dpdk]
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -14,6 +14,8 @@
 #   devmap   in-kernel XDP redirect d0 -> d1 through a DEVMAP
 #   ferry    ferryd, xconnect p0 -> p1, one busy-polling worker on CPU 1
 #   testpmd  dpdk-testpmd, af_xdp PMD on d0 and d1, io forwarding, lcore 1
+#   ferry_dpdk  ferryd as `ferry`, both ports `backend dpdk` (the af_xdp PMD
+#            under ferry's worker; part dpdk, beside ferry and testpmd)
 # Then, at a fixed rate every forwarder sustains, the spare capacity left on
 # CPU 1 (a SCHED_IDLE spinner's loops/s against the same spinner alone), and
 # userspace instructions per forwarded packet under callgrind.
@@ -29,7 +31,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,rxfwd,spare,callgrind
+PARTS=throughput,rxfwd,spare,callgrind,dpdk
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -127,12 +129,14 @@ record() {
 
 # ---- forwarders ----------------------------------------------------------
 
+# start_ferry [IDLE [BACKEND]]
 start_ferry() {
-	local idle=${1:-busy}
+	local idle=${1:-busy} backend=()
+	[[ ${2:-native} == dpdk ]] && backend=(backend dpdk)
 	tb_ferryd dut dut >/dev/null
 	tb_do dut workers "$FWD_CPU" idle "$idle" >/dev/null
-	tb_do dut port add p0 dev "$D0" >/dev/null
-	tb_do dut port add p1 dev "$D1" >/dev/null
+	tb_do dut port add p0 dev "$D0" "${backend[@]}" >/dev/null
+	tb_do dut port add p1 dev "$D1" "${backend[@]}" >/dev/null
 	tb_do dut xconnect add p0 p1 >/dev/null
 }
 
@@ -223,10 +227,11 @@ bench_devmap() {
 	bench_xdp devmap xdp_devmap_fwd "$(tb_ifindex dut d1)" sink "$S0"
 }
 
+# bench_ferry ROW [IDLE [BACKEND]]
 bench_ferry() {
-	local row=$1 idle=${2:-busy} v=() i st
+	local row=$1 idle=${2:-busy} backend=${3:-native} v=() i st
 	for ((i = 0; i < RUNS; i++)); do
-		start_ferry "$idle"
+		start_ferry "$idle" "$backend"
 		tb_do dut stats reset >/dev/null
 		gen_start
 		v+=("$(rate_of sink "$S0" sink_ctr)")
@@ -317,20 +322,26 @@ cg_record() {
 	((pk > 0)) && EXTRA[cg_${row}_ipp]=$((ir / pk))
 }
 
-bench_callgrind() {
-	local out ir pk real=$FERRYD i
-	command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || return 0
-
-	out=$TB_RUN/cg.ferry
+# cg_ferry ROW [BACKEND]: ferryd under callgrind, forwarding.
+cg_ferry() {
+	local row=$1 backend=${2:-native} out ir pk real=$FERRYD
+	out=$TB_RUN/cg.$row
 	FERRYD=$TB_RUN/ferryd-callgrind
 	printf '#!/bin/sh\nexec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=%s "%s" "$@"\n' \
 		"$out" "$real" >"$FERRYD"
 	chmod +x "$FERRYD"
-	start_ferry busy
+	start_ferry busy "$backend"
 	FERRYD=$real
 	read -r ir pk < <(cg_window "${TB_PID_OF[dut]}" "$out")
-	cg_record ferry "$ir" "$pk"
+	cg_record "$row" "$ir" "$pk"
 	stop_ferry
+}
+
+bench_callgrind() {
+	local out ir pk i
+	command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || return 0
+
+	cg_ferry ferry
 
 	((DO_TESTPMD)) || return 0
 	out=$TB_RUN/cg.testpmd
@@ -379,6 +390,31 @@ if part spare; then
 	say "spare capacity on CPU $FWD_CPU at $FIXED_RATE pps"
 	bench_spare
 fi
+if part dpdk; then
+	if [[ $("$FERRYCTL" -s "$(tb_sock gen)" -j version | jq -r .data.dpdk) == true ]]; then
+		say "dpdk: ferry over the native backend and over DPDK (af_xdp PMD), testpmd"
+		[[ -n ${MED[ferry]:-} ]] || bench_ferry ferry
+		bench_ferry ferry_dpdk busy dpdk
+		if ((DO_TESTPMD)) && [[ -z ${MED[testpmd]:-} ]]; then
+			bench_testpmd testpmd || say "testpmd row failed: see its log above"
+		fi
+		# The forwarder-bound placement is where the backends differ.
+		placement rx-on-fwd
+		[[ -n ${MED[ferry_rxfwd]:-} ]] || bench_ferry ferry_rxfwd
+		bench_ferry ferry_dpdk_rxfwd busy dpdk
+		if ((DO_TESTPMD)) && [[ -z ${MED[testpmd_rxfwd]:-} ]]; then
+			bench_testpmd testpmd_rxfwd || say "testpmd row failed: see its log above"
+		fi
+		placement default
+		if ((DO_CALLGRIND)) && command -v callgrind_control >/dev/null; then
+			say "dpdk: ferry over both backends under callgrind"
+			[[ -n ${EXTRA[cg_ferry_ipp]:-} ]] || cg_ferry ferry
+			cg_ferry ferry_dpdk dpdk
+		fi
+	else
+		say "dpdk: ferryd was built without DPDK; part skipped"
+	fi
+fi
 if part callgrind && ((DO_CALLGRIND)); then
 	say "callgrind: ferry and testpmd forwarding under valgrind"
 	bench_callgrind
@@ -392,15 +428,19 @@ echo "need_wakeup on, busy-poll sockets n/a (copy mode), median of $RUNS runs of
 echo "placement default: generator, d0 receive and sink on CPU 0, forwarder on CPU $FWD_CPU"
 echo "placement rx-on-fwd: d0 receive (NAPI thread) moved to CPU $FWD_CPU, beside the forwarder"
 printf '%-18s %12s %12s %12s %10s %10s\n' row median_pps min max vs_testpmd vs_devmap
-for row in limit devmap ferry testpmd ferry_rxfwd ferry_rxfwd_poll testpmd_rxfwd; do
+for row in limit devmap ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd testpmd_rxfwd; do
 	[[ -n ${MED[$row]:-} ]] || continue
 	base=testpmd
 	[[ $row == *rxfwd* ]] && base=testpmd_rxfwd
 	printf '%-18s %12s %12s %12s %10s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
 		"$(ratio "$row" "$base")" "$(ratio "$row" devmap)"
 done
+if [[ -n ${MED[ferry_dpdk]:-} ]]; then
+	echo "backends, default placement: ferry native / ferry over DPDK = $(ratio ferry ferry_dpdk); ferry over DPDK / testpmd = $(ratio ferry_dpdk testpmd)"
+	echo "backends, rx-on-fwd: ferry native / ferry over DPDK = $(ratio ferry_rxfwd ferry_dpdk_rxfwd); ferry over DPDK / testpmd = $(ratio ferry_dpdk_rxfwd testpmd_rxfwd)"
+fi
 echo
-for row in ferry ferry_rxfwd ferry_rxfwd_poll; do
+for row in ferry ferry_dpdk ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd; do
 	[[ -n ${EXTRA[${row}_kpp]:-} ]] || continue
 	printf '%-18s kicks/packet %.4f; ferry dropped %s; kernel dropped before ferry (socket rings full) %s; received %s (last run)\n' \
 		"$row" "${EXTRA[${row}_kpp]}" "${EXTRA[${row}_userdrops]}" "${EXTRA[${row}_kerneldrops]}" "${EXTRA[${row}_rx]}"
@@ -415,7 +455,7 @@ done
 if [[ -n ${EXTRA[cg_ferry_ipp]:-} ]]; then
 	echo
 	echo "userspace instructions per forwarded packet (callgrind, busiest thread, ${CG_SECS}s window, offered the generator's maximum):"
-	for row in ferry testpmd; do
+	for row in ferry ferry_dpdk testpmd; do
 		[[ -n ${EXTRA[cg_${row}_ipp]:-} ]] || continue
 		printf '  %-8s %6s  (%s instructions / %s packets)\n' "$row" "${EXTRA[cg_${row}_ipp]}" \
 			"${EXTRA[cg_${row}_ir]}" "${EXTRA[cg_${row}_pk]}"

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "ferry_abi.h"
 #include "ferry.h"
+#include "port_dpdk.h"
 #include "server.h"
 #include "steer.h"
 #include "takeover.h"
@@ -39,8 +40,8 @@ static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: version");
-	*data = json_pack("{s:s, s:s}", "ferryd", FERRY_VERSION, "protocol",
-			  "1");
+	*data = json_pack("{s:s, s:s, s:b}", "ferryd", FERRY_VERSION,
+			  "protocol", "1", "dpdk", ferry_dpdk_built());
 	return 0;
 }
 
@@ -289,6 +290,17 @@ static int kw_default(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static const char *const backend_words[] = {"native", "dpdk", NULL};
+
+static int kw_backend(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, backend_words, &m, "backend", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->dpdk = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -321,7 +333,7 @@ static int kw_via(const char *val, void *dst, struct ctl_err *err)
 #define PORT_ADD_USAGE                                                         \
 	"usage: port add NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "  \
 	"[xdp native|generic] [busy-poll on|off] [default xsk|pass] "          \
-	"[spread cpus CPULIST [via direct|cpumap]]"
+	"[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk]"
 
 static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			struct ctl_err *err)
@@ -337,6 +349,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"default", kw_default, &pp},
 		{"cpus", kw_spread_cpus, &pp},
 		{"via", kw_via, &pp},
+		{"backend", kw_backend, &pp},
 	};
 	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
 	char *words[CTL_MAX_ARGS];
@@ -855,12 +868,13 @@ static const struct ctl_cmd commands[] = {
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
 	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass] "
-	 "[spread cpus CPULIST [via direct|cpumap]]",
+	 "[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N; default: where frames no rule "
 	 "matches go, the queue's socket or the kernel; spread: software "
 	 "RSS, one queue's frames over the workers on CPULIST by flow hash, "
-	 "copy mode, drop and reflect only)",
+	 "copy mode, drop and reflect only; backend dpdk: the queues are a "
+	 "DPDK af_xdp PMD ethdev)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",

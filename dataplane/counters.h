@@ -48,7 +48,8 @@
 	X(busy_loops)                                                          \
 	X(polls)                                                               \
 	X(fill_empty)                                                          \
-	X(frames_dup)
+	X(frames_dup)                                                          \
+	X(copies) /* frames copied between a DPDK mbuf and the UMEM */
 
 #define FERRY_CTR_FIELD(name) uint64_t name;
 

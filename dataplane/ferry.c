@@ -200,7 +200,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 	uint32_t i;
 
 	for (i = 0; i < p->n_queues; i++)
-		if (p->pq[i].w == w && p->pq[i].xsk)
+		if (p->pq[i].w == w && (p->pq[i].xsk || p->pq[i].dq))
 			return &p->pq[i];
 	return NULL;
 }
@@ -500,6 +500,14 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return ferry_fail(msg, len, -ERANGE,
 				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
 				  ifi.n_rxq, ifi.n_rxq - 1);
+	/* Before the default workers start, so that the refusal (the stub
+	 * says why) changes nothing. */
+	if (pp->dpdk && !ferry_dpdk_built())
+		return ferry_dpdk_port_open(f, NULL, msg, len);
+	if (pp->dpdk && pp->spread_cpus)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "spread is for native ports, not backend "
+				  "dpdk");
 	err = workers_default(f, ifi.numa_node, msg, len);
 	if (err)
 		return err;
@@ -549,8 +557,12 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
 	port_numa_check(f, p);
-	err = p->spread_n ? ferry_spread_open(f, p, msg, len)
-			  : port_open(f, p, msg, len);
+	if (pp->dpdk)
+		err = ferry_dpdk_port_open(f, p, msg, len);
+	else if (p->spread_n)
+		err = ferry_spread_open(f, p, msg, len);
+	else
+		err = port_open(f, p, msg, len);
 	if (err == -EAGAIN && p->spread_n) {
 		/* The probe saw frames go astray: plain per-queue mode on
 		 * the same queue, and say so. */
@@ -569,6 +581,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
+	if (p->dpdk)
+		return 0; /* ferry_dpdk_port_open logged it */
 	if (p->spread_n)
 		log_info("port %s: queue %u spread over %u workers "
 			 "(%s), %s",
@@ -641,12 +655,16 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  name, f->ports[i]->name, name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
-	/* No new frames into our sockets; then let the rings empty. */
-	ferry_port_xdp_detach(p);
-	ferry_port_drain(p);
-	port_close(f, p);
-	if (!f->ho.keep_pins)
-		ferry_pin_remove(p->pin_dir);
+	if (p->dpdk) {
+		ferry_dpdk_port_close(f, p);
+	} else {
+		/* No new frames into our sockets; then let the rings empty. */
+		ferry_port_xdp_detach(p);
+		ferry_port_drain(p);
+		port_close(f, p);
+		if (!f->ho.keep_pins)
+			ferry_pin_remove(p->pin_dir);
+	}
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
 			f->ports[j++] = f->ports[i];
@@ -757,6 +775,17 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	memcpy(gp->src_mac, p->mac, 6);
 	gp->cpu = p->pq[0].w ? p->pq[0].w->cpu : -1;
 	gp->pq = &p->pq[0];
+	if (p->dpdk) {
+		/* The kernel sends live frames out of the interface, the PMD
+		 * aside; the xsk engine needs a native socket. */
+		if (gp->engine == FERRY_GEN_XSK)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s is a DPDK port: the "
+					  "generator's xsk engine needs a "
+					  "native port",
+					  port);
+		gp->engine = FERRY_GEN_LIVE;
+	}
 	p->gen = ferry_gen_start(gp, msg, len);
 	if (!p->gen)
 		return -errno;
@@ -822,5 +851,6 @@ void ferry_destroy(struct ferry *f)
 		return;
 	ferry_ports_del_all(f);
 	workers_destroy(f);
+	ferry_dpdk_destroy(f->dpdk);
 	free(f);
 }

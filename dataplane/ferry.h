@@ -51,6 +51,7 @@ struct ferry_port_params {
 	bool xdp_given; /* else the driver profile picks native or generic */
 	bool busy_poll;
 	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
+	bool dpdk;	      /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
 	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
 	uint8_t spread_via;   /* enum ferry_spread_via */
 };

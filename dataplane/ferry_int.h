@@ -5,6 +5,7 @@
 
 #include "ferry.h"
 #include "port.h"
+#include "port_dpdk.h"
 #include "worker.h"
 
 /* Hot restart state (takeover.h); all zero when no takeover is going on. */
@@ -32,6 +33,7 @@ struct ferry {
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
 	struct ferry_handover ho; /* hot restart, either side (takeover.c) */
+	struct ferry_dpdk *dpdk;  /* EAL, once a DPDK port was asked for */
 };
 
 #define XSK_RING_SIZE 2048

@@ -554,3 +554,29 @@ int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out)
 	free(vals);
 	return 0;
 }
+
+int ferry_port_xdp_check_free(const char *ifname, int ifindex,
+			      uint32_t *stale_id, char *msg, size_t len)
+{
+	struct xdp_owner o;
+	int err;
+
+	*stale_id = 0;
+	err = xdp_owner_get(ifindex, &o);
+	if (err)
+		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+				  ifname, strerror(-err));
+	if (o.prog_id && !o.is_ferry)
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"%s already has XDP program '%s' (id %u) that "
+			"ferry did not load; remove it first "
+			"(ip link set dev %s xdp off)",
+			ifname, o.name, o.prog_id, ifname);
+	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
+		return ferry_fail(msg, len, -EBUSY,
+				  "%s is driven by ferryd pid %u", ifname,
+				  o.owner_pid);
+	*stale_id = o.prog_id;
+	return 0;
+}

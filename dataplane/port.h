@@ -27,6 +27,7 @@
 struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
 struct ferry_steer_table;
+struct ferry_dpdk_port;
 
 struct ferry_port {
 	/* identity */
@@ -70,8 +71,9 @@ struct ferry_port {
 	struct ferry_spread_rets *spread_rets;
 	char spread_note[192];	/* the probe's result, or why it fell back */
 	char numa_warning[256]; /* empty: workers on the NIC's node */
-	struct ferry_gen *gen;	/* generator sending out of this port */
-	uint64_t gen_prev;	/* sampler: generator frames at the last tick */
+	struct ferry_dpdk_port *dpdk; /* DPDK backend; NULL: native */
+	struct ferry_gen *gen;	      /* generator sending out of this port */
+	uint64_t gen_prev; /* sampler: generator frames at the last tick */
 	double gen_pps;
 };
 
@@ -99,6 +101,15 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len);
 /* Detaches only if the attached program is still ours. */
 void ferry_port_xdp_detach(struct ferry_port *p);
 void ferry_port_xdp_unload(struct ferry_port *p);
+
+/*
+ * For a loader other than ferry (the DPDK PMD): 0 when ifindex has no XDP
+ * program, or only a stale ferry one (a dead ferryd's), whose id is then in
+ * *stale_id (else 0); -EBUSY with msg when a foreign program or a live
+ * ferryd holds the interface.
+ */
+int ferry_port_xdp_check_free(const char *ifname, int ifindex,
+			      uint32_t *stale_id, char *msg, size_t len);
 
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);

@@ -99,6 +99,9 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "warnings", warnings);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
+	json_object_set_new(o, "backend",
+			    json_string(p->dpdk ? "dpdk" : "native"));
+	ferry_dpdk_port_describe(p, o);
 	return o;
 }
 
@@ -141,7 +144,8 @@ static void q_view_get(const struct ferry_pq *pq, struct q_view *v)
 	v->drops += v->c.drop.ctr;
 	FERRY_DROP_REASONS(D_READ)
 #undef D_READ
-	if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+	if (pq->xsk ? !ferry_xsk_stats(pq->xsk, &now)
+		    : !ferry_dpdk_xsk_stats(pq, &now)) {
 #define X_READ(ctr) v->x.ctr = now.ctr - pq->xbase.ctr;
 		FERRY_XSK_COUNTERS(X_READ)
 #undef X_READ
@@ -337,6 +341,8 @@ void ferry_stats_reset(struct ferry *f)
 #undef D_SNAP
 			if (pq->xsk)
 				ferry_xsk_stats(pq->xsk, &pq->xbase);
+			else
+				ferry_dpdk_xsk_stats(pq, &pq->xbase);
 		}
 		ferry_port_verdicts(p, p->verdict_base);
 		ferry_steer_reset(p);
@@ -374,6 +380,15 @@ json_t *ferry_worker_show(struct ferry *f)
 							? "poll"
 							: "busy"));
 		json_object_set_new(o, "sockets", socks);
+		socks = json_array();
+		for (j = 0; j < w->n_dq; j++) {
+			char s[64];
+
+			snprintf(s, sizeof(s), "%s/%u", w->dq[j]->port->name,
+				 w->dq[j]->queue);
+			json_array_append_new(socks, json_string(s));
+		}
+		json_object_set_new(o, "dpdk_queues", socks);
 		json_object_set_new(
 			o, "umem_frames",
 			json_integer(w->umem ? w->umem->n_frames : 0));
@@ -700,6 +715,8 @@ char *ferry_config_text(struct ferry *f)
 			  p->busy_poll ? " busy-poll on" : "",
 			  p->default_action == FERRY_ACT_PASS ? " default pass"
 							      : "");
+		if (p->dpdk)
+			sb_printf(&b, " backend dpdk");
 		if (p->spread_cpus) {
 			sb_printf(&b, " spread cpus ");
 			cpulist(&b, p->spread_cpus);

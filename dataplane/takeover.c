@@ -93,14 +93,22 @@ int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
 		return ferry_fail(msg, len, -EALREADY,
 				  "a handover is already under way");
 	/* Spread sockets share one pool across workers; resuming them is
-	 * not written yet, so they are refused before anything changes. */
-	for (i = 0; i < f->n_ports; i++)
+	 * not written yet, so they are refused before anything changes, as
+	 * DPDK ports are. */
+	for (i = 0; i < f->n_ports; i++) {
 		if (f->ports[i]->spread_n)
 			return ferry_fail(msg, len, -EOPNOTSUPP,
 					  "port %s is spread over workers; "
 					  "takeover does not support spread "
 					  "ports",
 					  f->ports[i]->name);
+		/* The PMD owns its sockets and program: not ours to hand. */
+		if (f->ports[i]->dpdk)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s is a DPDK port; takeover "
+					  "supports native ports only",
+					  f->ports[i]->name);
+	}
 	text = ferry_config_text(f);
 	if (!text)
 		return -ENOMEM;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "port_dpdk.h"
 #include "worker.h"
 
 _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
@@ -421,6 +422,8 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 	case FERRY_APP_REFLECT:
 		if (unlikely(!pq->out))
 			n = app_consume(w, pq, &pq->c.drop.no_tx_queue);
+		else if (unlikely(pq->out->dpdk))
+			n = ferry_dpdk_from_xsk(w, pq, pq->out);
 		else
 			n = app_forward(w, pq, pq->out,
 					pq->app == FERRY_APP_REFLECT);
@@ -472,7 +475,7 @@ static void worker_sleep(struct ferry_worker *w, uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
 			      .tv_nsec = (long)(ns % 1000000000ull)};
-	int n_pfd = (int)w->n_pq + 1;
+	int n_pfd = (int)(w->n_pq + 1 + w->n_dq);
 	uint64_t v;
 
 	__atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
@@ -505,6 +508,9 @@ uint32_t ferry_worker_poll_once(struct ferry_worker *w)
 			work += pq_txgen(w, pq);
 		work += n;
 	}
+	/* Before the flush: DPDK frames for native egress sit in TX rings. */
+	if (unlikely(w->n_dq))
+		work += ferry_dpdk_poll(w);
 	worker_flush_tx(w);
 	for (i = 0; i < w->n_pq; i++) {
 		struct ferry_pq *pq = w->pq[i];
@@ -587,6 +593,12 @@ static void worker_build_pfd(struct ferry_worker *w)
 	}
 	w->pfd[w->n_pq].fd = w->wake_fd;
 	w->pfd[w->n_pq].events = POLLIN;
+	/* The PMD's sockets wake an idle worker as native ones do (-1, when
+	 * unknown, is ignored by ppoll). */
+	for (i = 0; i < w->n_dq; i++) {
+		w->pfd[w->n_pq + 1 + i].fd = ferry_dpdk_poll_fd(w->dq[i]);
+		w->pfd[w->n_pq + 1 + i].events = POLLIN;
+	}
 }
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
@@ -750,6 +762,27 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 		ferry_umem_destroy(w->umem);
 		w->umem = NULL;
 	}
+}
+
+int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	if (w->n_dq >= FERRY_MAX_WQ)
+		return -ENOSPC;
+	pq->w = w;
+	w->dq[w->n_dq++] = pq;
+	worker_build_pfd(w);
+	return 0;
+}
+
+void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	uint32_t i, j;
+
+	for (i = 0, j = 0; i < w->n_dq; i++)
+		if (w->dq[i] != pq)
+			w->dq[j++] = w->dq[i];
+	w->n_dq = j;
+	worker_build_pfd(w);
 }
 
 uint32_t ferry_worker_frames_free(const struct ferry_worker *w)

@@ -48,6 +48,7 @@ enum ferry_app {
 
 struct ferry_port;
 struct ferry_worker;
+struct ferry_dpdk_q;
 
 /*
  * A generator that sends from the worker through one socket's TX ring: the
@@ -97,10 +98,12 @@ struct ferry_pq {
 	struct ferry_xsk *xsk;
 	struct ferry_pq *out;	   /* egress for XCONNECT/REFLECT; NULL: none */
 	struct ferry_txgen *txgen; /* generator sending here; usually NULL */
+	struct ferry_dpdk_q *dq;   /* DPDK backend queue; NULL: native */
 	uint8_t app;		   /* enum ferry_app */
 	uint8_t touched;   /* TX reserved into this batch, not submitted */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
 	uint8_t foreign;   /* shares another worker's pool (software RSS) */
+	uint8_t dpdk;	   /* a DPDK queue (xsk is NULL): port_dpdk.h */
 	uint32_t tx_batch; /* descriptors reserved this batch */
 	struct ferry_ret *ret;		/* foreign: frames go back here */
 	struct ferry_spread_rets *rets; /* pool owner: drains these */
@@ -134,13 +137,17 @@ struct ferry_worker {
 	int stop;	      /* atomic */
 	int sleeping;	      /* in ppoll; foreign sockets wake it (atomic) */
 	struct ferry_worker_ctrs c;
+	/* DPDK backend queues (port_dpdk.h), served after the native ones */
+	uint32_t n_dq;
+	struct ferry_pq *dq[FERRY_MAX_WQ];
 	/* cold: control plane */
 	int id;
 	int cpu;
 	int wake_fd;
 	bool started;
 	pthread_t thread;
-	struct pollfd pfd[FERRY_MAX_WQ + 1];
+	/* native sockets, the wake fd, then the DPDK queues' sockets */
+	struct pollfd pfd[2 * FERRY_MAX_WQ + 1];
 	struct ferry_worker_ctrs base;
 	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
 	double rx_pps, busy_share;
@@ -176,6 +183,9 @@ int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
 			       struct ferry_pq *pool, struct ferry_ret *ret);
 int ferry_ret_init(struct ferry_ret *r, uint32_t n_slots);
 void ferry_ret_fini(struct ferry_ret *r);
+/* DPDK queues (port_dpdk.h): the worker paused; -ENOSPC when full. */
+int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq);
+void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq);
 
 /*
  * One pass of the loop: RX bursts, TX submit and kicks, completions, fill
@@ -183,6 +193,16 @@ void ferry_ret_fini(struct ferry_ret *r);
  * unit tests, on rings they play the kernel's side of.
  */
 uint32_t ferry_worker_poll_once(struct ferry_worker *w);
+
+/* Puts pq's TX ring on the list the end of the pass submits and kicks. */
+static inline void ferry_worker_touch(struct ferry_worker *w,
+				      struct ferry_pq *pq)
+{
+	if (!pq->touched) {
+		pq->touched = 1;
+		w->touched[w->n_touched++] = pq;
+	}
+}
 
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
 uint64_t ferry_now_ns(void);

@@ -5,6 +5,7 @@
 # Source it, call tb_init, then build what the test needs:
 #
 #   tb_init                      run-unique prefix $TB_P, run dir $TB_RUN, cleanup trap
+#   tb_global_lock NAME          serialise host-wide changes (hugepages) across runs
 #   tb_ns NAME                   namespace $TB_P-NAME, lo up, IPv6 off (no stray frames)
 #   tb_veth NS_A IF_A NS_B IF_B [QUEUES]
 #                                veth pair $TB_P-IF_A (in NS_A) <-> $TB_P-IF_B (in NS_B)
@@ -46,6 +47,16 @@ declare -A TB_PID_OF=()
 TB_CAPTURE_PID=
 TB_CAP=
 TB_EXIT_RC=
+
+# tb_global_lock NAME: waits for, then holds until the test exits, a lock
+# shared by every run on this host, for a test that changes host-wide state
+# (the hugepage pool): two such tests at once would restore each other's
+# values.
+tb_global_lock() {
+	local fd
+	exec {fd}>"/tmp/ferry-global-$1.lock"
+	flock "$fd"
+}
 
 tb_log() {
 	printf '[tb %s] %s\n' "$(date +%T)" "$*" >&2

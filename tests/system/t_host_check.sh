@@ -11,6 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB
+tb_global_lock hugepages
 HUGE_BEFORE=$(cat "$HUGE/nr_hugepages")
 tb_init
 # The hugepage pool is host-wide: whatever happens, put it back, then let

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* port_dpdk_stub.c - the DPDK backend when ferryd is built without DPDK. */
+#include <errno.h>
+
+#include "log.h"
+#include "port_dpdk.h"
+
+bool ferry_dpdk_built(void)
+{
+	return false;
+}
+
+int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
+			 size_t len)
+{
+	return ferry_fail(msg, len, -ENOTSUP,
+			  "ferryd was built without DPDK "
+			  "(meson -Ddpdk=enabled)");
+}
+
+void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p)
+{
+}
+
+void ferry_dpdk_destroy(struct ferry_dpdk *d)
+{
+}
+
+int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
+{
+	return -ENOTSUP;
+}
+
+void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
+{
+}
+
+/* No DPDK queue can exist, so the worker never calls these. */
+uint32_t ferry_dpdk_poll(struct ferry_worker *w)
+{
+	return 0;
+}
+
+uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
+			     struct ferry_pq *out)
+{
+	return 0;
+}
+
+int ferry_dpdk_poll_fd(const struct ferry_pq *pq)
+{
+	return -1;
+}
