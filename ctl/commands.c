@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "ferry_abi.h"
 #include "ferry.h"
 #include "port_dpdk.h"
+#include "privs.h"
 #include "server.h"
 #include "steer.h"
 #include "takeover.h"
@@ -301,6 +303,15 @@ static int kw_backend(const char *val, void *dst, struct ctl_err *err)
 	return rc;
 }
 
+static int kw_xdp_restore(const char *val, void *dst, struct ctl_err *err)
+{
+	int m, rc = ctl_parse_choice(val, onoff_words, &m, "xdp-restore", err);
+
+	if (!rc)
+		((struct ferry_port_params *)dst)->xdp_restore = m == 1;
+	return rc;
+}
+
 static int kw_dev(const char *val, void *dst, struct ctl_err *err)
 {
 	((struct ferry_port_params *)dst)->ifname = val;
@@ -333,7 +344,8 @@ static int kw_via(const char *val, void *dst, struct ctl_err *err)
 #define PORT_ADD_USAGE                                                         \
 	"usage: port add NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "  \
 	"[xdp native|generic] [busy-poll on|off] [default xsk|pass] "          \
-	"[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk]"
+	"[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk] "     \
+	"[xdp-restore on|off]"
 
 static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 			struct ctl_err *err)
@@ -350,6 +362,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 		{"cpus", kw_spread_cpus, &pp},
 		{"via", kw_via, &pp},
 		{"backend", kw_backend, &pp},
+		{"xdp-restore", kw_xdp_restore, &pp},
 	};
 	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
 	char *words[CTL_MAX_ARGS];
@@ -807,8 +820,19 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 	/* Write beside the target and rename: a crash leaves the old file. */
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		rc = ctl_errf(err, errno, "save %s: %s", argv[0],
-			      strerror(errno));
+		int e = errno;
+
+		/* Root without CAP_DAC_OVERRIDE: say why root may not. */
+		if ((e == EACCES || e == EPERM) &&
+		    !ferry_privs_have(CAP_DAC_OVERRIDE))
+			rc = ctl_errf(err, e,
+				      "save %s: %s (ferryd dropped "
+				      "CAP_DAC_OVERRIDE after setup; save "
+				      "where its user may write)",
+				      argv[0], strerror(e));
+		else
+			rc = ctl_errf(err, e, "save %s: %s", argv[0],
+				      strerror(e));
 		goto out_text;
 	}
 	fp = fdopen(fd, "w");
@@ -868,13 +892,15 @@ static const struct ctl_cmd commands[] = {
 	{"port add",
 	 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
 	 "[xdp native|generic] [busy-poll on|off] [default xsk|pass] "
-	 "[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk]",
+	 "[spread cpus CPULIST [via direct|cpumap]] [backend native|dpdk] "
+	 "[xdp-restore on|off]",
 	 "attach ferry to an interface: XDP classifier and one AF_XDP socket "
 	 "per queue (queues N: the first N; default: where frames no rule "
 	 "matches go, the queue's socket or the kernel; spread: software "
 	 "RSS, one queue's frames over the workers on CPULIST by flow hash, "
 	 "copy mode, drop and reflect only; backend dpdk: the queues are a "
-	 "DPDK af_xdp PMD ethdev)",
+	 "DPDK af_xdp PMD ethdev; xdp-restore: put ferry's program back when "
+	 "another tool replaces or removes it)",
 	 cmd_port_add},
 	{"port del", "NAME", "drain a port, detach and close it", cmd_port_del},
 	{"port show", "[NAME]", "ports: queues, mode obtained, XDP, UMEM, app",

@@ -56,7 +56,8 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
 	X(ENOTDIR)                                                             \
 	X(EFAULT)                                                              \
 	X(EPIPE)                                                               \
-	X(EINTR)
+	X(EINTR)                                                               \
+	X(ENETDOWN)
 
 #define CTL_ERRNO_ENTRY(e) {e, #e},
 static const struct {

@@ -19,7 +19,8 @@
 	X(tx_packets)                                                          \
 	X(tx_bytes)                                                            \
 	X(tx_kicks)                                                            \
-	X(rx_batches)
+	X(rx_batches)                                                          \
+	X(tx_backpressure) /* RX bursts cut short: egress TX ring full */
 
 /* The kernel's struct xdp_statistics, read with getsockopt per socket. */
 #define FERRY_XSK_COUNTERS(X)                                                  \
@@ -36,7 +37,8 @@
 	X(no_tx_queue)	/* egress port has no queue on this worker */          \
 	X(tx_ring_full) /* egress TX ring had no room */                       \
 	X(app_drop)	/* the port's app is `drop` */                         \
-	X(port_down)	/* egress port is being deleted */
+	X(port_down)	/* egress port's link is down or the port failed */    \
+	X(mtu_exceeded) /* frame longer than the egress port's MTU allows */
 
 /* Per worker, written by the worker thread. */
 #define FERRY_WORKER_COUNTERS(X)                                               \
@@ -51,7 +53,23 @@
 	X(frames_dup)                                                          \
 	X(copies) /* frames copied between a DPDK mbuf and the UMEM */
 
+/*
+ * Per port, written by the control thread when its once-a-second watch
+ * (health.c) sees something change under the port.
+ */
+#define FERRY_PORT_EVENTS(X)                                                   \
+	X(link_down)	/* the link went down (admin down or no carrier) */    \
+	X(link_up)	/* and came back */                                    \
+	X(mtu_changed)	/* the interface's MTU changed */                      \
+	X(xdp_lost)	/* another tool replaced or removed ferry's program */ \
+	X(xdp_restored) /* ferry put its program back (xdp-restore on) */      \
+	X(failed)	/* the interface disappeared */
+
 #define FERRY_CTR_FIELD(name) uint64_t name;
+
+struct ferry_port_events {
+	FERRY_PORT_EVENTS(FERRY_CTR_FIELD)
+};
 
 struct ferry_queue_ctrs {
 	FERRY_QUEUE_COUNTERS(FERRY_CTR_FIELD)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ferry_int.h"
@@ -33,6 +34,13 @@ struct ferry *ferry_create(void)
 	f->try_hugepages = true;
 	f->idle = FERRY_IDLE_BUSY;
 	f->last_tick_ns = ferry_now_ns();
+	/* Any socket will do for interface ioctls; without one the watch
+	 * sees no link changes, which is no reason to refuse to start. */
+	f->ifreq_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (f->ifreq_fd < 0)
+		log_warn("no socket for interface ioctls (%s): link state and "
+			 "MTU are not watched",
+			 strerror(errno));
 	return f;
 }
 
@@ -66,8 +74,14 @@ static void workers_destroy(struct ferry *f)
 {
 	int i;
 
-	for (i = 0; i < f->n_workers; i++)
-		ferry_worker_destroy(f->workers[i]);
+	for (i = 0; i < f->n_workers; i++) {
+		struct ferry_worker *w = f->workers[i];
+
+		/* Ports are gone by now, and with them every UMEM. */
+		f->retired.umem_closed += w->umem_closed;
+		f->retired.umem_frames_lost += w->umem_frames_lost;
+		ferry_worker_destroy(w);
+	}
 	f->n_workers = 0;
 	f->cpumask = 0;
 }
@@ -304,6 +318,10 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 		}
 		if (err)
 			return ferry_xsk_error(p, xp.queue, err, msg, len);
+		/* A parked socket taken back brings its old kernel counters:
+		 * this pq counts from here. */
+		ferry_xsk_stats(pq->xsk, &pq->xstart);
+		pq->xbase = pq->xstart;
 		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
 			     : 0;
 		if (err)
@@ -549,6 +567,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		p->spread_n = (uint8_t)__builtin_popcountll(pp->spread_cpus);
 		p->n_queues = p->spread_n;
 	}
+	p->xdp_restore = pp->xdp_restore;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);
@@ -583,6 +602,15 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	f->ports[f->n_ports++] = p;
 	if (p->dpdk)
 		return 0; /* ferry_dpdk_port_open logged it */
+	/* The MTU now; the link state from the watch's next look, since a
+	 * link just brought up may not show its carrier yet. */
+	{
+		unsigned int flags;
+		uint32_t mtu = 0;
+
+		if (!ferry_link_get(f, p->ifname, &flags, &mtu) && mtu)
+			ferry_port_set_mtu(p, mtu);
+	}
 	if (p->spread_n)
 		log_info("port %s: queue %u spread over %u workers "
 			 "(%s), %s",
@@ -661,6 +689,8 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 		/* No new frames into our sockets; then let the rings empty. */
 		ferry_port_xdp_detach(p);
 		ferry_port_drain(p);
+		if (p->state != FERRY_PORT_FAILED)
+			ferry_port_retire(f, p);
 		port_close(f, p);
 		if (!f->ho.keep_pins)
 			ferry_pin_remove(p->pin_dir);
@@ -672,6 +702,111 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	log_info("port %s: deleted", p->name);
 	port_free(p);
 	return 0;
+}
+
+/* -------------------------------------------------------------- health */
+
+/* Queue fields the worker reads per packet change only while it is parked. */
+void ferry_port_set_down(struct ferry_port *p, bool down)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->w)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->down = down;
+		ferry_worker_resume(pq->w);
+	}
+}
+
+void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu)
+{
+	/* What the kernel's own forwarding lets through (is_skb_forwardable):
+	 * MTU plus an Ethernet header and one VLAN tag. */
+	uint32_t max_frame = mtu + 14 + 4, i;
+
+	p->mtu = mtu;
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->w || pq->max_frame == max_frame)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->max_frame = max_frame;
+		ferry_worker_resume(pq->w);
+	}
+}
+
+void ferry_port_retire(struct ferry *f, struct ferry_port *p)
+{
+	struct ferry_ledger *l = &f->retired;
+	uint64_t rx_left = 0, tx_left = 0;
+	uint32_t i, r;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+		struct ferry_xsk_ctrs now;
+
+		/* What the rings still hold goes back to the pool when the
+		 * socket closes: received but never read, or counted as sent
+		 * but never sent. A drained port has none. */
+		if (pq->xsk) {
+			ferry_worker_pause(pq->w);
+			rx_left +=
+				*pq->xsk->rx.producer - *pq->xsk->rx.consumer;
+			tx_left += ferry_xsk_tx_unsent(pq->xsk);
+			ferry_worker_resume(pq->w);
+		}
+
+#define L_Q(ctr) l->q.ctr += ferry_ctr_read(&pq->c.ctr);
+		FERRY_QUEUE_COUNTERS(L_Q)
+#undef L_Q
+#define L_D(ctr) l->q.drop.ctr += ferry_ctr_read(&pq->c.drop.ctr);
+		FERRY_DROP_REASONS(L_D)
+#undef L_D
+		if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+#define L_X(ctr) l->x.ctr += now.ctr - pq->xstart.ctr;
+			FERRY_XSK_COUNTERS(L_X)
+#undef L_X
+		}
+	}
+	if (!ferry_port_verdicts(p, f->verdict_scratch))
+		for (r = 0; r < FERRY_R__COUNT; r++)
+			l->verdicts[r] += f->verdict_scratch[r];
+	if (rx_left || tx_left)
+		log_warn("port %s: %llu received frame(s) unread and %llu "
+			 "unsent were left in its rings (rx_abandoned, "
+			 "tx_abandoned)",
+			 p->name, (unsigned long long)rx_left,
+			 (unsigned long long)tx_left);
+	l->rx_abandoned += rx_left;
+	l->tx_abandoned += tx_left;
+	l->ports_retired++;
+}
+
+void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
+{
+	log_warn("port %s: failed: %s; its queues are closed, the other ports "
+		 "carry on ('port del %s' and 'port add' restore it)",
+		 p->name, why, p->name);
+	/* Frames for it from other ports are dropped as port_down from now. */
+	ferry_port_set_down(p, true);
+	if (p->gen)
+		ferry_gen_stop(p->gen);
+	ferry_port_retire(f, p);
+	/* Its counters are in the ledger now; the ledger skips failed ports,
+	 * and `stats` still shows what the port did before it failed. */
+	if (p->dpdk)
+		ferry_dpdk_port_close(f, p);
+	else
+		port_close(f, p);
+	ferry_steer_port_free(p);
+	p->state = FERRY_PORT_FAILED;
+	snprintf(p->reason, sizeof(p->reason), "%s", why);
+	p->events.failed++;
 }
 
 /* ---------------------------------------------------------------- apps */
@@ -709,6 +844,16 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 					  "reflect, not xconnect",
 					  p->spread_n ? p->name : peer->name);
 	}
+	if (app != FERRY_APP_NONE &&
+	    (p->state == FERRY_PORT_FAILED ||
+	     (peer && peer->state == FERRY_PORT_FAILED)))
+		return ferry_fail(msg, len, -ENETDOWN,
+				  "port %s has failed (%s); 'port del' and "
+				  "'port add' it first",
+				  p->state == FERRY_PORT_FAILED ? p->name
+								: peer->name,
+				  p->state == FERRY_PORT_FAILED ? p->reason
+								: peer->reason);
 	if (p->deferred) {
 		/* No sockets yet (hot restart): set when they are bound. */
 		p->app = app;
@@ -762,6 +907,9 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 
 	if (!p)
 		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+	if (p->state == FERRY_PORT_FAILED)
+		return ferry_fail(msg, len, -ENETDOWN,
+				  "port %s has failed (%s)", port, p->reason);
 	if (p->gen && ferry_gen_running(p->gen))
 		return ferry_fail(msg, len, -EBUSY,
 				  "a generator is running on %s; 'gen "
@@ -852,5 +1000,7 @@ void ferry_destroy(struct ferry *f)
 	ferry_ports_del_all(f);
 	workers_destroy(f);
 	ferry_dpdk_destroy(f->dpdk);
+	if (f->ifreq_fd >= 0)
+		close(f->ifreq_fd);
 	free(f);
 }

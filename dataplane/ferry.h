@@ -54,6 +54,7 @@ struct ferry_port_params {
 	bool dpdk;	      /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
 	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
 	uint8_t spread_via;   /* enum ferry_spread_via */
+	bool xdp_restore; /* put our program back if another tool takes it */
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   char *msg, size_t len);
@@ -84,7 +85,8 @@ char *ferry_metrics(struct ferry *f);
 /* Running configuration as command lines; malloc'd. */
 char *ferry_config_text(struct ferry *f);
 
-/* Called about once a second by the control thread: rates. */
+/* Called about once a second by the control thread: rates, and the watch
+ * over each port's link, MTU, interface and XDP program (health.c). */
 void ferry_tick(struct ferry *f);
 
 #endif /* FERRY_FERRY_H */

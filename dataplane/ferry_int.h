@@ -22,6 +22,22 @@ struct ferry_handover {
 	bool keep_pins;	       /* destroy leaves the pins (either side) */
 };
 
+/*
+ * Counters since ferryd started: live ports and every port deleted or
+ * failed before now, untouched by `stats reset`. What a soak sums to check
+ * that every frame is accounted for across configuration changes.
+ */
+struct ferry_ledger {
+	struct ferry_queue_ctrs q;
+	struct ferry_xsk_ctrs x;
+	uint64_t verdicts[FERRY_R__COUNT];
+	uint64_t ports_retired;
+	/* frames a failed port's rings held when its sockets were closed */
+	uint64_t rx_abandoned, tx_abandoned;
+	/* UMEMs of workers no longer there (see struct ferry_worker) */
+	uint64_t umem_closed, umem_frames_lost;
+};
+
 struct ferry {
 	struct ferry_worker *workers[FERRY_MAX_WORKERS];
 	int n_workers;
@@ -32,8 +48,10 @@ struct ferry {
 	bool try_hugepages;
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
-	struct ferry_handover ho; /* hot restart, either side (takeover.c) */
-	struct ferry_dpdk *dpdk;  /* EAL, once a DPDK port was asked for */
+	struct ferry_handover ho;    /* hot restart, either side (takeover.c) */
+	struct ferry_dpdk *dpdk;     /* EAL, once a DPDK port was asked for */
+	struct ferry_ledger retired; /* ports no longer in ports[] */
+	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
 };
 
 #define XSK_RING_SIZE 2048
@@ -75,5 +93,23 @@ int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
 void ferry_port_sockets_close(struct ferry_port *p);
 /* Waits (bounded) until p's RX rings are read and TX rings sent. */
 void ferry_port_drain(struct ferry_port *p);
+/* Sets p's egress queues down (frames to them dropped as port_down) or up. */
+void ferry_port_set_down(struct ferry_port *p, bool down);
+/* Longest frame p's link takes, from its MTU; applied to every queue. */
+void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu);
+/*
+ * The interface under p is gone: its sockets and program are closed, its
+ * counters go to the ledger, and the port stays in the table as `failed`
+ * with why until `port del`.
+ */
+void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why);
+/* Adds p's counters since it was added to the ledger (f->retired). */
+void ferry_port_retire(struct ferry *f, struct ferry_port *p);
+
+/* health.c: the once-a-second watch over every port's interface. */
+void ferry_health_check(struct ferry *f);
+/* Reads an interface's flags and MTU; 0 or -errno. */
+int ferry_link_get(const struct ferry *f, const char *ifname,
+		   unsigned int *flags, uint32_t *mtu);
 
 #endif /* FERRY_FERRY_INT_H */

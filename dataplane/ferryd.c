@@ -18,6 +18,7 @@
 #include "ferryd_takeover.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "privs.h"
 #include "server.h"
 #include "takeover.h"
 
@@ -206,6 +207,9 @@ int main(int argc, char **argv)
 			"old ferryd; -c does not combine with it");
 		return 2;
 	}
+	/* Only what setting up and serving need, from here on (privs.h). */
+	if (ferry_privs_narrow(FERRY_PRIVS_SETUP))
+		log_warn("could not narrow capabilities to the setup set");
 	/* Bound now: a bad or busy address fails before any port is touched. */
 	if (metrics) {
 		d.mh = metrics_http_create(metrics, msg, sizeof(msg));
@@ -262,6 +266,11 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_ferry;
 	}
+	/* Set up: keep what commands need while serving, and say what. */
+	if (ferry_privs_narrow(FERRY_PRIVS_RUNTIME))
+		log_warn("could not narrow capabilities to the run-time set");
+	ferry_privs_describe(msg, sizeof(msg));
+	log_info("capabilities kept: %s", msg[0] ? msg : "none");
 	if (!foreground && daemon(0, 1)) {
 		log_err("daemon: %s", strerror(errno));
 		rc = 1;

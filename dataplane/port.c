@@ -532,12 +532,61 @@ void ferry_port_xdp_unload(struct ferry_port *p)
 	p->skel = NULL;
 }
 
+int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
+			   size_t name_len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {0};
+	uint32_t len = sizeof(info);
+	int err, fd;
+
+	*id = 0;
+	err = bpf_xdp_query(p->ifindex, 0, &q);
+	if (err)
+		return err;
+	*id = p->xdp_generic ? q.skb_prog_id : q.drv_prog_id;
+	if (!name)
+		return 0;
+	snprintf(name, name_len, "?");
+	fd = *id ? bpf_prog_get_fd_by_id(*id) : -1;
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		snprintf(name, name_len, "%s", info.name);
+	close(fd);
+	return 0;
+}
+
+int ferry_port_xdp_restore(struct ferry_port *p, uint32_t foreign_id)
+{
+	uint32_t mode =
+		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	int prog_fd = bpf_program__fd(p->skel->progs.ferry_xdp);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	int err, old_fd;
+
+	if (!foreign_id)
+		return bpf_xdp_attach(p->ifindex, prog_fd,
+				      mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	/* XDP_FLAGS_REPLACE: the kernel swaps only if the foreign program is
+	 * still the attached one, so a third change in between is kept. */
+	old_fd = bpf_prog_get_fd_by_id(foreign_id);
+	if (old_fd < 0)
+		return -errno;
+	opts.old_prog_fd = old_fd;
+	err = bpf_xdp_attach(p->ifindex, prog_fd, mode, &opts);
+	close(old_fd);
+	return err;
+}
+
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd, c;
 	struct ferry_verdict_ctr *vals;
 	uint32_t r;
 
+	if (!p->skel)
+		return -ENODEV; /* failed port: its program is gone */
 	if (ncpu <= 0)
 		return -EINVAL;
 	vals = calloc((size_t)ncpu, sizeof(*vals));

@@ -24,6 +24,18 @@
 
 #define FERRY_NAME_MAX 32
 
+/* What `port show` says about a port: an X-macro, like every list. */
+#define FERRY_PORT_STATES(X)                                                   \
+	X(UP, "up")	    /* forwarding */                                   \
+	X(DOWN, "down")	    /* link down or XDP program lost; may come back */ \
+	X(FAILED, "failed") /* interface gone: `port del` then `port add` */
+
+enum ferry_port_state {
+#define FERRY_PORT_STATE_ENUM(id, name) FERRY_PORT_##id,
+	FERRY_PORT_STATES(FERRY_PORT_STATE_ENUM)
+#undef FERRY_PORT_STATE_ENUM
+};
+
 struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
 struct ferry_steer_table;
@@ -47,6 +59,7 @@ struct ferry_port {
 	bool xdp_from_profile; /* no `xdp` given: the profile chose */
 	bool busy_poll;
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
+	bool xdp_restore; /* put our program back when another tool takes it */
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
 	/* state */
@@ -75,6 +88,14 @@ struct ferry_port {
 	struct ferry_gen *gen;	      /* generator sending out of this port */
 	uint64_t gen_prev; /* sampler: generator frames at the last tick */
 	double gen_pps;
+	/* health, kept by the control thread's watch (health.c) */
+	enum ferry_port_state state;
+	bool link_down;
+	bool xdp_lost;
+	uint32_t mtu;
+	uint32_t foreign_prog_id; /* what we saw in our program's place */
+	char reason[160];	  /* why the port is not up; "" when it is */
+	struct ferry_port_events events;
 };
 
 /* Facts about an interface, for validation before anything changes. */
@@ -110,6 +131,19 @@ void ferry_port_xdp_unload(struct ferry_port *p);
  */
 int ferry_port_xdp_check_free(const char *ifname, int ifindex,
 			      uint32_t *stale_id, char *msg, size_t len);
+
+/*
+ * The id of the program attached to p's interface in p's XDP mode (0: none),
+ * with its name when name is not NULL; 0 or -errno.
+ */
+int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
+			   size_t name_len);
+/*
+ * Puts p's loaded program back on its interface: attached anew when the
+ * interface has none, or swapped atomically for the program that took its
+ * place (only while that one is still there). 0 or -errno.
+ */
+int ferry_port_xdp_restore(struct ferry_port *p, uint32_t foreign_id);
 
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);

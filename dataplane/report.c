@@ -20,6 +20,12 @@ static const char *const reason_names[] = {
 #undef REASON_NAME
 };
 
+static const char *const port_state_names[] = {
+#define PORT_STATE_NAME(id, name) [FERRY_PORT_##id] = name,
+	FERRY_PORT_STATES(PORT_STATE_NAME)
+#undef PORT_STATE_NAME
+};
+
 static const char *mode_name(bool zc)
 {
 	return zc ? "zc" : "copy";
@@ -58,8 +64,12 @@ static json_t *port_json(const struct ferry_port *p)
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0],
 		 p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
 	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "state",
+			    json_string(port_state_names[p->state]));
+	json_object_set_new(o, "reason", json_string(p->reason));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
 	json_object_set_new(o, "ifindex", json_integer(p->ifindex));
+	json_object_set_new(o, "mtu", json_integer(p->mtu));
 	json_object_set_new(o, "mac", json_string(mac));
 	json_object_set_new(o, "driver", json_string(p->driver));
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
@@ -102,6 +112,16 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "backend",
 			    json_string(p->dpdk ? "dpdk" : "native"));
 	ferry_dpdk_port_describe(p, o);
+	json_object_set_new(o, "xdp_restore", json_boolean(p->xdp_restore));
+	{
+		json_t *ev = json_object();
+
+#define EV_SET(ctr)                                                            \
+	json_object_set_new(ev, #ctr, json_integer((json_int_t)p->events.ctr));
+		FERRY_PORT_EVENTS(EV_SET)
+#undef EV_SET
+		json_object_set_new(o, "events", ev);
+	}
 	return o;
 }
 
@@ -279,6 +299,76 @@ static json_t *gen_json(const struct ferry_port *p)
 	return o;
 }
 
+/* Counters since ferryd started: retired ports plus live ones, raw. */
+static json_t *ledger_json(struct ferry *f)
+{
+	struct ferry_ledger l = f->retired;
+	json_t *o = json_object(), *d = json_object(), *xdp = json_object();
+	uint64_t drops = 0;
+	uint32_t q, r;
+	int i;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (p->state == FERRY_PORT_FAILED)
+			continue; /* already retired */
+		for (q = 0; q < p->n_queues; q++) {
+			struct ferry_pq *pq = &p->pq[q];
+			struct ferry_xsk_ctrs now;
+
+#define LQ(ctr) l.q.ctr += ferry_ctr_read(&pq->c.ctr);
+			FERRY_QUEUE_COUNTERS(LQ)
+#undef LQ
+#define LD(ctr) l.q.drop.ctr += ferry_ctr_read(&pq->c.drop.ctr);
+			FERRY_DROP_REASONS(LD)
+#undef LD
+			if (pq->xsk && !ferry_xsk_stats(pq->xsk, &now)) {
+#define LX(ctr) l.x.ctr += now.ctr - pq->xstart.ctr;
+				FERRY_XSK_COUNTERS(LX)
+#undef LX
+			}
+		}
+		if (!ferry_port_verdicts(p, f->verdict_scratch))
+			for (r = 0; r < FERRY_R__COUNT; r++)
+				l.verdicts[r] += f->verdict_scratch[r];
+	}
+#define LSET(ctr)                                                              \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)l.q.ctr));
+	FERRY_QUEUE_COUNTERS(LSET)
+#undef LSET
+#define LXSET(ctr)                                                             \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)l.x.ctr));
+	FERRY_XSK_COUNTERS(LXSET)
+#undef LXSET
+#define LDSET(ctr)                                                             \
+	json_object_set_new(d, #ctr, json_integer((json_int_t)l.q.drop.ctr));  \
+	drops += l.q.drop.ctr;
+	FERRY_DROP_REASONS(LDSET)
+#undef LDSET
+	for (r = 0; r < FERRY_R__COUNT; r++)
+		json_object_set_new(xdp, reason_names[r],
+				    json_integer((json_int_t)l.verdicts[r]));
+	json_object_set_new(o, "drops", json_integer((json_int_t)drops));
+	json_object_set_new(o, "drop_reasons", d);
+	json_object_set_new(o, "xdp", xdp);
+	json_object_set_new(o, "ports_retired",
+			    json_integer((json_int_t)l.ports_retired));
+	json_object_set_new(o, "rx_abandoned",
+			    json_integer((json_int_t)l.rx_abandoned));
+	json_object_set_new(o, "tx_abandoned",
+			    json_integer((json_int_t)l.tx_abandoned));
+	for (i = 0; i < f->n_workers; i++) {
+		l.umem_closed += f->workers[i]->umem_closed;
+		l.umem_frames_lost += f->workers[i]->umem_frames_lost;
+	}
+	json_object_set_new(o, "umem_closed",
+			    json_integer((json_int_t)l.umem_closed));
+	json_object_set_new(o, "umem_frames_lost",
+			    json_integer((json_int_t)l.umem_frames_lost));
+	return o;
+}
+
 json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 		    size_t len)
 {
@@ -314,6 +404,8 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 	json_object_set_new(o, "ports", ports);
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "gen", gens);
+	if (worker < 0 && !port)
+		json_object_set_new(o, "ledger", ledger_json(f));
 	if (worker < 0) {
 		json_object_set_new(o, "steer", ferry_steer_stats(f, port));
 		json_object_set_new(o, "cpumap",
@@ -362,7 +454,7 @@ json_t *ferry_worker_show(struct ferry *f)
 	int i;
 
 	for (i = 0; i < f->n_workers; i++) {
-		const struct ferry_worker *w = f->workers[i];
+		struct ferry_worker *w = f->workers[i];
 		json_t *o = json_object(), *socks = json_array();
 		uint32_t j;
 
@@ -389,11 +481,23 @@ json_t *ferry_worker_show(struct ferry *f)
 			json_array_append_new(socks, json_string(s));
 		}
 		json_object_set_new(o, "dpdk_queues", socks);
+		struct ferry_umem_acct ua;
+
+		ferry_worker_umem_acct(w, &ua);
+		json_object_set_new(o, "umem_frames", json_integer(ua.frames));
+		json_object_set_new(o, "umem_free", json_integer(ua.free));
+		json_object_set_new(o, "umem_in_rings",
+				    json_integer(ua.in_rings));
+		/* Held by the kernel between rings, or leaked: 0 when idle. */
+		json_object_set_new(o, "umem_elsewhere",
+				    json_integer(ua.elsewhere));
+		json_object_set_new(o, "umem_consistent",
+				    json_boolean(ua.consistent));
+		json_object_set_new(o, "umem_closed",
+				    json_integer((json_int_t)w->umem_closed));
 		json_object_set_new(
-			o, "umem_frames",
-			json_integer(w->umem ? w->umem->n_frames : 0));
-		json_object_set_new(o, "umem_free",
-				    json_integer(ferry_worker_frames_free(w)));
+			o, "umem_frames_lost",
+			json_integer((json_int_t)w->umem_frames_lost));
 		json_object_set_new(o, "umem",
 				    json_string(!w->umem ? "none"
 						: w->umem->hugepages
@@ -421,6 +525,7 @@ void ferry_tick(struct ferry *f)
 	int i;
 	uint32_t q;
 
+	ferry_health_check(f);
 	f->last_tick_ns = t;
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
@@ -717,6 +822,8 @@ char *ferry_config_text(struct ferry *f)
 							      : "");
 		if (p->dpdk)
 			sb_printf(&b, " backend dpdk");
+		if (p->xdp_restore)
+			sb_printf(&b, " xdp-restore on");
 		if (p->spread_cpus) {
 			sb_printf(&b, " spread cpus ");
 			cpulist(&b, p->spread_cpus);

@@ -200,6 +200,10 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 			sp->name, FERRY_STEER_NAME_MAX - 1);
 	if (!p)
 		return ferry_fail(msg, len, -ENOENT, "no port %s", sp->port);
+	if (!p->skel)
+		return ferry_fail(msg, len, -ENETDOWN,
+				  "port %s has failed (%s)", p->name,
+				  p->reason);
 	if (rule_find(f, sp->name, &other, NULL))
 		return ferry_fail(msg, len, -EEXIST,
 				  "steer rule %s exists (on port %s)", sp->name,

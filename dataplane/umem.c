@@ -31,6 +31,9 @@ static void *area_alloc(uint64_t size, bool try_huge, bool *huge)
 			*huge = true;
 			return p;
 		}
+		log_warn("umem: no free 2 MB hugepages for %llu MiB (%s); "
+			 "using ordinary pages",
+			 (unsigned long long)(size >> 20), strerror(errno));
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -16,6 +16,8 @@
 
 #include "log.h"
 #include "port_dpdk.h"
+#include "privs.h"
+#include "port.h"
 #include "worker.h"
 
 _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
@@ -149,6 +151,15 @@ static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 		worker_wake(r->owner);
 }
 
+/* One frame (a foreign socket's frame too long for its egress). */
+static inline void ret_push_addr(struct ferry_ret *r, uint64_t addr)
+{
+	r->addr[r->prod & r->mask] = addr;
+	__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&r->owner->sleeping, __ATOMIC_SEQ_CST)))
+		worker_wake(r->owner);
+}
+
 /*
  * Consumer side, on the pool's owner: back onto the free stack. A frame
  * that is already there came from the kernel twice (see spread.h): it is
@@ -214,9 +225,11 @@ static inline void worker_flush_tx(struct ferry_worker *w)
 			foreign = t;
 	}
 	w->n_touched = 0;
-	/* One kick per ring that has anything unsent, touched or left over. */
+	/* One kick per ring that has anything unsent, touched or left over;
+	 * none while the link is down: it would fail every loop, and what
+	 * waits in the ring goes out when the link is back. */
 	for (i = 0; i < w->n_pq; i++)
-		if (ferry_xsk_tx_unsent(w->pq[i]->xsk))
+		if (ferry_xsk_tx_unsent(w->pq[i]->xsk) && !w->pq[i]->down)
 			pq_kick(w->pq[i]);
 	/* Completions of a foreign socket land in its owner's ring: a
 	 * sleeping owner would reap them only at its next timeout. */
@@ -242,26 +255,47 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
 	struct ferry_umem *u = x->umem; /* another worker's, if foreign */
-	uint32_t room, n, idx_rx, idx_tx = 0, i;
-	uint64_t bytes = 0;
+	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i, j;
+	uint32_t lim = out->max_frame ? out->max_frame : UINT32_MAX;
+	uint64_t bytes = 0, long_bytes = 0;
 
 	/*
 	 * Take only what the egress ring can hold: the rest waits in the RX
 	 * ring, so a full TX ring backs up into the kernel's counters
-	 * (rx_ring_full) instead of into silent userspace drops.
+	 * (rx_ring_full) instead of into silent userspace drops. Each pass
+	 * that leaves frames waiting so is counted as tx_backpressure.
 	 */
 	room = xsk_prod_nb_free(&o->tx, FERRY_BURST);
 	if (room > FERRY_BURST)
 		room = FERRY_BURST;
 	n = xsk_ring_cons__peek(&x->rx, room, &idx_rx);
+	if (unlikely(room < FERRY_BURST) && xsk_cons_nb_avail(&x->rx, 1))
+		ferry_ctr_add(&pq->c.tx_backpressure, 1);
 	if (!n)
 		return 0;
-	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
-	for (i = 0; i < n; i++) {
+	/* Copy-mode TX does not check the egress MTU: count first, since a
+	 * TX reservation cannot be given back (libxdp 1.3 has no cancel). */
+	fit = n;
+	for (i = 0; i < n; i++)
+		if (unlikely(xsk_ring_cons__rx_desc(&x->rx, idx_rx + i)->len >
+			     lim))
+			fit--;
+	if (fit)
+		xsk_ring_prod__reserve(&o->tx, fit, &idx_tx);
+	for (i = 0, j = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i);
-		struct xdp_desc *t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + i);
+		struct xdp_desc *t;
 
+		if (unlikely(d->len > lim)) {
+			long_bytes += d->len;
+			if (unlikely(pq->ret))
+				ret_push_addr(pq->ret, d->addr);
+			else
+				ferry_umem_put(u, d->addr);
+			continue;
+		}
+		t = xsk_ring_prod__tx_desc(&o->tx, idx_tx + j++);
 		if (reflect)
 			swap_macs(ferry_umem_data(u, d->addr));
 		t->addr = d->addr;
@@ -271,16 +305,20 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 		ferry_umem_tag(u, d->addr, o->tx_tag);
 	}
 	xsk_ring_cons__release(&x->rx, n);
-	out->tx_batch += n;
+	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes + long_bytes);
+	if (unlikely(fit < n))
+		ferry_ctr_add(&pq->c.drop.mtu_exceeded, n - fit);
+	if (!fit)
+		return n;
+	out->tx_batch += fit;
 	if (!out->touched) {
 		out->touched = 1;
 		w->touched[w->n_touched++] = out;
 	}
-	ferry_ctr_add(&pq->c.rx_packets, n);
-	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(&out->c.tx_packets, n);
+	ferry_ctr_add(&out->c.tx_packets, fit);
 	ferry_ctr_add(&out->c.tx_bytes, bytes);
-	ferry_ctr_add(&w->c.tx_packets, n);
+	ferry_ctr_add(&w->c.tx_packets, fit);
 	return n;
 }
 
@@ -422,6 +460,8 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 	case FERRY_APP_REFLECT:
 		if (unlikely(!pq->out))
 			n = app_consume(w, pq, &pq->c.drop.no_tx_queue);
+		else if (unlikely(pq->out->down))
+			n = app_consume(w, pq, &pq->c.drop.port_down);
 		else if (unlikely(pq->out->dpdk))
 			n = ferry_dpdk_from_xsk(w, pq, pq->out);
 		else
@@ -533,6 +573,9 @@ static void *worker_main(void *arg)
 	struct ferry_worker *w = arg;
 	uint32_t idle = 0;
 
+	/* Rings and wakeups on bound sockets need no capability: hold none. */
+	if (ferry_privs_narrow(FERRY_PRIVS_NONE))
+		log_warn("worker %d: could not drop its capabilities", w->id);
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		if (unlikely(
 			    __atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE))) {
@@ -759,6 +802,16 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	pq->rets = NULL;
 	if (last) {
 		ferry_xsk_destroy(w->umem->parked, true);
+		/* Every socket is closed and has given its frames back by tag:
+		 * the pool must be whole again, to the frame. */
+		w->umem_closed++;
+		if (w->umem->n_free != w->umem->n_frames) {
+			w->umem_frames_lost +=
+				w->umem->n_frames - w->umem->n_free;
+			log_err("worker %d: UMEM closed with %u of %u frames "
+				"back in its pool",
+				w->id, w->umem->n_free, w->umem->n_frames);
+		}
 		ferry_umem_destroy(w->umem);
 		w->umem = NULL;
 	}
@@ -785,9 +838,94 @@ void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	worker_build_pfd(w);
 }
 
-uint32_t ferry_worker_frames_free(const struct ferry_worker *w)
+uint32_t ferry_worker_frames_free(struct ferry_worker *w)
 {
-	return w->umem ? w->umem->n_free : 0;
+	uint32_t n;
+
+	ferry_worker_pause(w);
+	n = w->umem ? w->umem->n_free : 0;
+	ferry_worker_resume(w);
+	return n;
+}
+
+/* Every frame on the free stack is tagged as in the pool, and no other. */
+static bool umem_consistent(const struct ferry_umem *u)
+{
+	uint32_t i, pool = 0;
+
+	for (i = 0; i < u->n_free; i++)
+		if (u->owner[ferry_umem_frame_idx(u->free[i])] !=
+		    FERRY_OWNER_POOL)
+			return false;
+	for (i = 0; i < u->n_frames; i++)
+		pool += u->owner[i] == FERRY_OWNER_POOL;
+	return pool == u->n_free;
+}
+
+/* Entries the producer has posted and the consumer not yet taken. */
+static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer)
+{
+	return __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t xsk_frames_in_rings(const struct ferry_xsk *x)
+{
+	uint32_t n = ring_used(x->rx.producer, x->rx.consumer) +
+		     ring_used(x->tx.producer, x->tx.consumer);
+
+	/* A socket that shares a pool has no fill or completion ring. */
+	if (!x->shares_pool)
+		n += ring_used(x->fq.producer, x->fq.consumer) +
+		     ring_used(x->cq.producer, x->cq.consumer);
+	return n;
+}
+
+/* Software RSS: the owner's frames in the other workers' sockets and in
+ * their hand-back rings (they keep running: a hint, like the rest). */
+static uint32_t spread_frames_out(const struct ferry_pq *owner)
+{
+	const struct ferry_port *p = owner->port;
+	uint32_t k, n = 0;
+
+	for (k = 0; k < p->n_queues; k++) {
+		const struct ferry_pq *pq = &p->pq[k];
+
+		if (pq == owner || !pq->xsk || !pq->ret)
+			continue;
+		n += xsk_frames_in_rings(pq->xsk);
+		n += __atomic_load_n(&pq->ret->prod, __ATOMIC_ACQUIRE) -
+		     __atomic_load_n(&pq->ret->cons, __ATOMIC_ACQUIRE);
+	}
+	return n;
+}
+
+void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a)
+{
+	uint32_t i;
+
+	memset(a, 0, sizeof(*a));
+	ferry_worker_pause(w);
+	if (w->umem) {
+		a->frames = w->umem->n_frames;
+		a->free = w->umem->n_free;
+		for (i = 0; i < w->n_pq; i++) {
+			const struct ferry_pq *pq = w->pq[i];
+
+			if (pq->foreign) /* another worker's UMEM */
+				continue;
+			a->in_rings += xsk_frames_in_rings(pq->xsk);
+			if (pq->rets)
+				a->in_rings += spread_frames_out(pq);
+		}
+		if (w->umem->parked)
+			a->in_rings += xsk_frames_in_rings(w->umem->parked);
+		a->elsewhere = (int64_t)a->frames - a->free - a->in_rings;
+		a->consistent = umem_consistent(w->umem);
+	} else {
+		a->consistent = true;
+	}
+	ferry_worker_resume(w);
 }
 
 void ferry_worker_destroy(struct ferry_worker *w)

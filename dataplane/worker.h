@@ -104,8 +104,13 @@ struct ferry_pq {
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
 	uint8_t foreign;   /* shares another worker's pool (software RSS) */
 	uint8_t dpdk;	   /* a DPDK queue (xsk is NULL): port_dpdk.h */
-	uint32_t tx_batch; /* descriptors reserved this batch */
-	struct ferry_ret *ret;		/* foreign: frames go back here */
+	/* Set by the control thread (worker paused) when this queue's link is
+	 * down or its port failed: frames bound here are dropped as
+	 * port_down instead of filling a TX ring the kernel won't drain. */
+	uint8_t down;
+	uint32_t tx_batch;     /* descriptors reserved this batch */
+	uint32_t max_frame;    /* longest frame the link takes; 0: no limit */
+	struct ferry_ret *ret; /* foreign: frames go back here */
 	struct ferry_spread_rets *rets; /* pool owner: drains these */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane */
@@ -114,7 +119,8 @@ struct ferry_pq {
 	uint32_t queue;
 	struct ferry_queue_ctrs base; /* snapshot taken by `stats reset` */
 	struct ferry_xsk_ctrs xbase;
-	uint64_t prev_rx, prev_tx; /* sampler: totals at the last tick */
+	struct ferry_xsk_ctrs xstart; /* kernel counters when the pq began */
+	uint64_t prev_rx, prev_tx;    /* sampler: totals at the last tick */
 	double rx_pps, tx_pps;
 } __attribute__((aligned(64)));
 
@@ -151,6 +157,10 @@ struct ferry_worker {
 	struct ferry_worker_ctrs base;
 	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
 	double rx_pps, busy_share;
+	/* UMEMs this worker closed, and frames missing from their pools once
+	 * every socket had given its frames back: the exact leak check. */
+	uint64_t umem_closed;
+	uint64_t umem_frames_lost;
 } __attribute__((aligned(64)));
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle);
@@ -207,7 +217,26 @@ static inline void ferry_worker_touch(struct ferry_worker *w,
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
 uint64_t ferry_now_ns(void);
 
-/* Frames in the pool plus frames tagged to live sockets: for accounting. */
-uint32_t ferry_worker_frames_free(const struct ferry_worker *w);
+/* Frames in the pool (worker paused for the read). */
+uint32_t ferry_worker_frames_free(struct ferry_worker *w);
+
+/*
+ * Where a worker's UMEM frames are, read with the worker paused: in the
+ * pool, visible in a ring of one of its sockets (fill, RX, TX, completion;
+ * parked socket included), or neither: held by the kernel (a TX skb on its
+ * way; in copy mode a buffer it took from the fill ring and kept after an
+ * RX drop) or counted twice (the kernel publishes its fill-ring consumer
+ * index late), so `elsewhere` is a hint, not a leak check. The leak check
+ * is exact at two points: `consistent` (the pool's stack and the owner
+ * tags agree), and umem_frames_lost when a UMEM closes.
+ */
+struct ferry_umem_acct {
+	uint32_t frames;
+	uint32_t free;
+	uint32_t in_rings;
+	int64_t elsewhere;
+	bool consistent;
+};
+void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a);
 
 #endif /* FERRY_WORKER_H */

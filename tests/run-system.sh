@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# run-system.sh [FILTER] - runs tests/system/t_*.sh (only names containing
-# FILTER when given), each under a timeout, and ends with the line
-# "N passed, N failed, N skipped".
+# run-system.sh [FILTER...] - runs tests/system/t_*.sh (only names containing
+# one of the FILTERs when given), each under a timeout, and ends with the
+# line "N passed, N failed, N skipped".
 #
 # A test exits 0 (pass), 77 (skip) or anything else (fail). They need root
 # and network namespaces: without them every test is skipped, or failed
@@ -11,7 +11,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-filter=${1:-}
+filters=("$@")
 timeout_s=${TEST_TIMEOUT:-180}
 passed=0 failed=0 skipped=0
 
@@ -19,7 +19,16 @@ tests=()
 for t in "$here"/system/t_*.sh; do
 	[[ -e $t ]] || continue
 	name=$(basename "$t" .sh)
-	[[ -z $filter || $name == *"$filter"* ]] && tests+=("$t")
+	if ((${#filters[@]} == 0)); then
+		tests+=("$t")
+		continue
+	fi
+	for f in "${filters[@]}"; do
+		if [[ $name == *"$f"* ]]; then
+			tests+=("$t")
+			break
+		fi
+	done
 done
 
 summary() {

@@ -136,8 +136,9 @@ tb_cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	# A sanitizer report in any daemon's log fails the test, whatever it
-	# asserted (ferryd built with -Db_sanitize=address,undefined).
-	if [[ -n $TB_RUN ]] && grep -lE "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" \
+	# asserted (ferryd built with -Db_sanitize=address,undefined or thread;
+	# TSan says WARNING, and goes on unless halt_on_error is set).
+	if [[ -n $TB_RUN ]] && grep -lE "ERROR: (Address|Leak)Sanitizer|(ERROR|WARNING): ThreadSanitizer|runtime error:" \
 		"$TB_RUN"/*.log >/dev/null 2>&1; then
 		tb_log "sanitizer report in a daemon log"
 		((rc == 0)) && rc=1

@@ -169,6 +169,8 @@ static void test_backpressure_keeps_frames_in_rx(void **state)
 	assert_int_equal(r->pa.c.rx_packets, RING);
 	assert_int_equal(r->a.rx.producer - r->a.rx.consumer, 32 * 5 - RING);
 	assert_int_equal(r->pa.c.drop.tx_ring_full, 0);
+	/* Passes that left frames waiting for TX room are counted. */
+	assert_true(r->pa.c.tx_backpressure >= 1);
 	/* Every pass with unsent TX kicks again (copy mode's EAGAIN). */
 	assert_true(r->pb.c.tx_kicks >= 3);
 	/* Kernel drains; the waiting frames go out, in order, none lost. */
@@ -199,6 +201,48 @@ static void test_drop_and_no_egress(void **state)
 	ferry_worker_poll_once(r->w);
 	assert_int_equal(r->pa.c.drop.no_tx_queue, 5);
 	assert_int_equal(r->pa.c.rx_packets, 15);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+static void test_mtu_and_link_down(void **state)
+{
+	struct rig *r = *state;
+	uint32_t i;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	r->pb.max_frame = 1518; /* MTU 1500 plus Ethernet and VLAN headers */
+	ferry_worker_poll_once(r->w);
+	/* Long frames among short ones: only the short ones go out. */
+	fake_kernel_rx(&r->a, 3, 1000);
+	fake_kernel_rx(&r->a, 2, 1600);
+	fake_kernel_rx(&r->a, 1, 1518);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.rx_packets, 6);
+	assert_int_equal(r->pa.c.drop.mtu_exceeded, 2);
+	assert_int_equal(r->pb.c.tx_packets, 4);
+	assert_int_equal(r->b.tx.producer, 4);
+	for (i = 0; i < 4; i++)
+		assert_true(r->b.tx.desc[i].len <= 1518);
+	/* Only long frames: nothing reserved, nothing submitted. */
+	fake_kernel_rx(&r->a, 2, 1600);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.mtu_exceeded, 4);
+	assert_int_equal(r->b.tx.producer, 4);
+
+	/* Egress link down: counted as port_down, TX left alone. */
+	fake_kernel_tx(&r->b, RING);
+	r->pb.down = 1;
+	fake_kernel_rx(&r->a, 5, 100);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.port_down, 5);
+	assert_int_equal(r->b.tx.producer, 4);
+	r->pb.down = 0;
+	fake_kernel_rx(&r->a, 5, 100);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pb.c.tx_packets, 9);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
 	assert_int_equal(frames_accounted(r), FRAMES);
 }
 
@@ -249,6 +293,7 @@ static void test_counter_names(void **state)
 		"tx_bytes",
 		"tx_kicks",
 		"rx_batches",
+		"tx_backpressure",
 		"rx_dropped",
 		"rx_invalid_descs",
 		"tx_invalid_descs",
@@ -284,6 +329,8 @@ int main(void)
 			test_backpressure_keeps_frames_in_rx, rig_setup,
 			rig_teardown),
 		cmocka_unit_test_setup_teardown(test_drop_and_no_egress,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_mtu_and_link_down,
 						rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_reflect_swaps_macs,
 						rig_setup, rig_teardown),
