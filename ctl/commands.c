@@ -24,6 +24,7 @@
 #include "proxy.h"
 #include "server.h"
 #include "steer.h"
+#include "takeover.h"
 
 #define CTX(c) ((struct ferryd_ctx *)(c))
 #define F(c)   (CTX(c)->f)
@@ -67,6 +68,53 @@ static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
 		ctl_server_stop(CTX(ctx)->srv);
 	*data = json_string("shutting down");
 	return 0;
+}
+
+/*
+ * Hot restart, the old daemon's side: `ferryd --takeover` drives these
+ * (takeover.h); an operator has no reason to type them.
+ */
+static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
+			struct ctl_err *err)
+{
+	static const char *const steps[] = {"begin", "release", "commit",
+					    "abort", NULL};
+	enum { BEGIN, RELEASE, COMMIT, ABORT };
+	uint64_t dropped = 0;
+	int step, rc;
+
+	if (argc != 1)
+		return ctl_errf(err, EINVAL,
+				"usage: handover begin|release|commit|abort");
+	rc = ctl_parse_choice(argv[0], steps, &step, "step", err);
+	if (rc)
+		return rc;
+	switch (step) {
+	case BEGIN:
+		return ferry_handover_begin(F(ctx), data, err->msg,
+					    sizeof(err->msg));
+	case RELEASE:
+		rc = ferry_handover_release(F(ctx), &dropped, err->msg,
+					    sizeof(err->msg));
+		if (!rc)
+			*data = json_pack("{s:I}", "dropped",
+					  (json_int_t)dropped);
+		return rc;
+	case ABORT:
+		rc = ferry_handover_resume(F(ctx), err->msg, sizeof(err->msg));
+		break;
+	default:
+		rc = ferry_handover_commit(F(ctx), err->msg, sizeof(err->msg));
+		if (!rc) {
+			CTX(ctx)->stop = 1;
+			if (CTX(ctx)->srv)
+				ctl_server_stop(CTX(ctx)->srv);
+		}
+		break;
+	}
+	if (!rc)
+		*data = json_string(argv[0]);
+	return rc;
 }
 
 /* ------------------------------------------------------------ workers */
@@ -857,6 +905,8 @@ static const struct ctl_cmd commands[] = {
 	{"help", "[COMMAND]", "list commands, or describe one", cmd_help},
 	{"version", "", "ferryd and protocol version", cmd_version},
 	{"shutdown", "", "detach from every port and exit", cmd_shutdown},
+	{"handover", "begin|release|commit|abort",
+	 "hot restart, old side (driven by 'ferryd --takeover')", cmd_handover},
 	{"workers", "CPULIST [idle busy|poll]",
 	 "one pinned polling thread per CPU; existing ports are drained and "
 	 "re-added on the new workers (generators stop)",

@@ -19,8 +19,11 @@
 #include "spread.h"
 #include "numaplace.h"
 #include "steer.h"
+#include "takeover.h"
 
 #define DRAIN_TIMEOUT_MS 500
+/* How long a handover waits for the other daemon's queues to come free. */
+#define BIND_RETRY_MS 1000
 
 struct ferry *ferry_create(void)
 {
@@ -111,6 +114,19 @@ err_workers:
 	workers_destroy(f);
 	return ferry_fail(msg, len, err, "cannot start workers: %s",
 			  strerror(-err));
+}
+
+void ferry_workers_stop(struct ferry *f)
+{
+	uint64_t mask = f->cpumask;
+
+	workers_destroy(f);
+	f->cpumask = mask;
+}
+
+int ferry_workers_restart(struct ferry *f, char *msg, size_t len)
+{
+	return workers_make(f, f->cpumask, f->idle, msg, len);
 }
 
 int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
@@ -213,23 +229,12 @@ static void port_free(struct ferry_port *p)
 /* Undoes port_open at any stage: detach, sockets out, program unloaded. */
 static void port_close(struct ferry *f, struct ferry_port *p)
 {
-	uint32_t i;
-
 	if (p->spread_n) {
 		ferry_spread_close(f, p);
 		return;
 	}
 	ferry_port_xdp_detach(p);
-	for (i = 0; i < p->n_queues; i++) {
-		struct ferry_pq *pq = &p->pq[i];
-
-		if (!pq->xsk)
-			continue;
-		ferry_port_xsk_remove(p, pq->queue);
-		ferry_worker_pause(pq->w);
-		ferry_worker_pq_del(pq->w, pq);
-		ferry_worker_resume(pq->w);
-	}
+	ferry_port_sockets_close(p);
 	ferry_port_xdp_unload(p);
 }
 
@@ -271,15 +276,13 @@ int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 	}
 }
 
-static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
-		     size_t len)
+int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
+			    char *msg, size_t len)
 {
+	bool handover = f->ho.adopt_pid || f->ho.released;
 	uint32_t i;
-	int err;
+	int err, tries;
 
-	err = ferry_port_xdp_load(p, msg, len);
-	if (err)
-		return err;
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
 		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
@@ -293,31 +296,89 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 			.busy_poll = p->busy_poll,
 		};
 
+		if (pq->xsk)
+			continue; /* a resume that failed half-way, retried */
 		pq->port = p;
 		pq->queue = xp.queue;
 		pq->app = FERRY_APP_NONE;
-		ferry_worker_pause(w);
-		err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
-					  f->try_hugepages);
-		ferry_worker_resume(w);
-		if (err) {
-			ferry_xsk_error(p, xp.queue, err, msg, len);
-			goto err_close;
+		for (tries = 0;; tries++) {
+			ferry_worker_pause(w);
+			err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
+						  f->try_hugepages);
+			ferry_worker_resume(w);
+			/*
+			 * A closed socket frees its queue's buffer pool from
+			 * a kernel work item, a little after close(): in a
+			 * handover the other daemon's queue comes free soon.
+			 */
+			if (err != -EBUSY || !handover ||
+			    tries >= BIND_RETRY_MS)
+				break;
+			usleep(1000);
 		}
-		err = ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd);
-		if (err) {
-			ferry_fail(msg, len, err, "XSKMAP insert: %s",
-				   strerror(-err));
-			goto err_close;
-		}
+		if (err)
+			return ferry_xsk_error(p, xp.queue, err, msg, len);
 		/* A parked socket taken back brings its old kernel counters:
 		 * this pq counts from here. */
 		ferry_xsk_stats(pq->xsk, &pq->xstart);
 		pq->xbase = pq->xstart;
+		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
+			     : 0;
+		if (err)
+			return ferry_fail(msg, len, err, "XSKMAP insert: %s",
+					  strerror(-err));
 	}
+	return 0;
+}
+
+void ferry_port_sockets_close(struct ferry_port *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->xsk)
+			continue;
+		ferry_port_xsk_remove(p, pq->queue);
+		ferry_worker_pause(pq->w);
+		ferry_worker_pq_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+	}
+}
+
+/* Facts the first socket tells about the port, for `port show`. */
+static void port_note_binding(struct ferry_port *p)
+{
 	p->zerocopy = p->pq[0].xsk->zerocopy;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
 	p->hugepages = p->pq[0].w->umem->hugepages;
+}
+
+static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
+		     size_t len)
+{
+	int err;
+
+	p->adopt_pid = f->ho.adopt_pid;
+	err = ferry_port_xdp_load(p, msg, len);
+	if (err)
+		return err;
+	if (p->adopt_pid) {
+		/*
+		 * Hot restart: the old daemon's sockets hold the queues.
+		 * Every port's classifier is loaded first; sockets, apps and
+		 * the swap follow in ferry_takeover_activate(), so that what
+		 * takes long (the verifier) happens before the old daemon
+		 * lets go.
+		 */
+		p->deferred = true;
+		return 0;
+	}
+	err = ferry_port_sockets_open(f, p, true, msg, len);
+	if (err)
+		goto err_close;
+	port_note_binding(p);
 	err = ferry_port_xdp_attach(p, msg, len);
 	if (err)
 		goto err_close;
@@ -325,6 +386,16 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 
 err_close:
 	port_close(f, p);
+	return err;
+}
+
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
+			     size_t len)
+{
+	int err = ferry_port_sockets_open(f, p, false, msg, len);
+
+	if (!err)
+		port_note_binding(p);
 	return err;
 }
 
@@ -567,7 +638,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 
 /* Waits until the kernel has nothing more for p's sockets and we have
  * nothing more for it: RX rings read, TX rings sent. */
-static void port_drain(struct ferry_port *p)
+void ferry_port_drain(struct ferry_port *p)
 {
 	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
 	bool busy;
@@ -617,10 +688,12 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	} else {
 		/* No new frames into our sockets; then let the rings empty. */
 		ferry_port_xdp_detach(p);
-		port_drain(p);
+		ferry_port_drain(p);
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
 		port_close(f, p);
+		if (!f->ho.keep_pins)
+			ferry_pin_remove(p->pin_dir);
 	}
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
@@ -781,6 +854,12 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 								: peer->name,
 				  p->state == FERRY_PORT_FAILED ? p->reason
 								: peer->reason);
+	if (p->deferred) {
+		/* No sockets yet (hot restart): set when they are bound. */
+		p->app = app;
+		p->peer = peer;
+		return 0;
+	}
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;
 

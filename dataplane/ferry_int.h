@@ -8,6 +8,20 @@
 #include "port_dpdk.h"
 #include "worker.h"
 
+/* Hot restart state (takeover.h); all zero when no takeover is going on. */
+struct ferry_handover {
+	/* new side */
+	uint32_t adopt_pid; /* adopting this ferryd's ports; 0: not */
+	int (*release)(void *arg, char *msg, size_t len);
+	void *release_arg;
+	bool release_done;
+	/* old side */
+	bool released;	       /* sockets closed for a successor */
+	uint64_t resume_at_ns; /* released: resume by itself after this */
+	bool handed_over;      /* committed: exit leaves XDP attached */
+	bool keep_pins;	       /* destroy leaves the pins (either side) */
+};
+
 /*
  * Counters since ferryd started: live ports and every port deleted or
  * failed before now, untouched by `stats reset`. What a soak sums to check
@@ -34,6 +48,7 @@ struct ferry {
 	bool try_hugepages;
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
+	struct ferry_handover ho;    /* hot restart, either side (takeover.c) */
 	struct ferry_dpdk *dpdk;     /* EAL, once a DPDK port was asked for */
 	struct ferry_ledger retired; /* ports no longer in ports[] */
 	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
@@ -57,6 +72,27 @@ uint64_t ferry_allowed_cpus(void);
 /* A name ports and steer rules may have: 1..max-1 of A-Z a-z 0-9 _ . - */
 bool ferry_name_ok(const char *s, size_t max);
 
+/*
+ * Binds p's sockets on their workers (insert: and puts them into the
+ * XSKMAP); 0 or -errno with msg, sockets bound so far left for the caller
+ * to close (ferry_port_sockets_close).
+ */
+int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
+			    char *msg, size_t len);
+/*
+ * Hot restart: the worker threads end (sockets must be gone) and come
+ * back on the same CPUs; a parked or idle worker would still take CPU
+ * time from the successor's on the same CPU.
+ */
+void ferry_workers_stop(struct ferry *f);
+int ferry_workers_restart(struct ferry *f, char *msg, size_t len);
+/* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
+			     size_t len);
+/* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
+void ferry_port_sockets_close(struct ferry_port *p);
+/* Waits (bounded) until p's RX rings are read and TX rings sent. */
+void ferry_port_drain(struct ferry_port *p);
 /* Sets p's egress queues down (frames to them dropped as port_down) or up. */
 void ferry_port_set_down(struct ferry_port *p, bool down);
 /* Longest frame p's link takes, from its MTU; applied to every queue. */

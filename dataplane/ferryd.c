@@ -15,19 +15,26 @@
 
 #include "commands.h"
 #include "ferry.h"
+#include "ferryd_takeover.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "privs.h"
 #include "proxy.h"
 #include "server.h"
+#include "takeover.h"
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
 
-enum { OPT_METRICS = 256 }; /* long-only options: no short letter */
+/* long-only options: no short letter */
+enum { OPT_METRICS = 256, OPT_TAKEOVER };
+
+/* The old daemon's listener closes just after our connection does. */
+#define BIND_RETRY_MS 2000
 
 static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"metrics", required_argument, NULL, OPT_METRICS},
+	{"takeover", no_argument, NULL, OPT_TAKEOVER},
 	{NULL, 0, NULL, 0},
 };
 
@@ -35,7 +42,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ferryd [-c FILE] [-s SOCKET] [-f] [--metrics "
-		"ADDR:PORT]\n"
+		"ADDR:PORT] [--takeover]\n"
 		"  -c FILE    apply the commands in FILE at start (one per "
 		"line)\n"
 		"  -s SOCKET  control socket (default " DEFAULT_SOCKET ")\n"
@@ -44,7 +51,11 @@ static void usage(FILE *out)
 		"             serve GET /metrics (Prometheus text) on "
 		"ADDR:PORT;\n"
 		"             ADDR is an IPv4 address, [IPv6] or localhost;\n"
-		"             the counters are refreshed once a second\n");
+		"             the counters are refreshed once a second\n"
+		"  --takeover hot restart: adopt the ports of the ferryd "
+		"serving\n"
+		"             SOCKET, which hands over and exits; then serve "
+		"SOCKET\n");
 }
 
 /*
@@ -93,7 +104,58 @@ static void tick(void *arg)
 	struct ferryd *d = arg;
 
 	ferry_tick(d->ctx.f);
+	ferry_handover_tick(d->ctx.f);
 	metrics_refresh(d);
+}
+
+/*
+ * --takeover: the old daemon's ports become ours; 0, or 1 with the old
+ * daemon serving again (or left alone when it never let go of anything).
+ */
+static int take_over(struct ferryd_ctx *ctx, const char *sock)
+{
+	struct ferryd_takeover *t;
+	char msg[256];
+	int rc;
+
+	t = ferryd_takeover_connect(sock, msg, sizeof(msg));
+	if (!t) {
+		log_err("--takeover: %s", msg);
+		ferry_destroy(ctx->f);
+		ctx->f = NULL;
+		return 1;
+	}
+	rc = ferryd_takeover_run(t, ctx, msg, sizeof(msg));
+	if (rc) {
+		log_err("--takeover failed: %s", msg);
+		/* Our sockets hold the queues: gone first, then it resumes. */
+		ferry_takeover_keep_pins(ctx->f);
+		ferry_destroy(ctx->f);
+		ctx->f = NULL;
+		ferryd_takeover_abort(t);
+		ferryd_takeover_close(t);
+		return 1;
+	}
+	/* Forwarding is ours already; a lost commit changes nothing here. */
+	if (ferryd_takeover_commit(t, msg, sizeof(msg)))
+		log_warn("--takeover: %s", msg);
+	ferryd_takeover_close(t);
+	return 0;
+}
+
+/* After a takeover the old daemon is on its way out: wait for its path. */
+static struct ctl_server *server_create(const struct ctl_server_params *sp,
+					bool takeover)
+{
+	struct ctl_server *srv;
+	int waited = 0;
+
+	while (!(srv = ctl_server_create(sp)) && takeover &&
+	       errno == EADDRINUSE && waited < BIND_RETRY_MS) {
+		usleep(10000);
+		waited += 10;
+	}
+	return srv;
 }
 
 int main(int argc, char **argv)
@@ -106,7 +168,7 @@ int main(int argc, char **argv)
 	struct ctl_err err = {{0}};
 	struct ctl_server_params sp;
 	const struct ctl_cmd *cmds;
-	bool foreground = false;
+	bool foreground = false, takeover = false;
 	pthread_t sig_thread;
 	int opt, rc, lineno = 0;
 	size_t n_cmds;
@@ -129,6 +191,9 @@ int main(int argc, char **argv)
 		case OPT_METRICS:
 			metrics = optarg;
 			break;
+		case OPT_TAKEOVER:
+			takeover = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -136,6 +201,11 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (takeover && config) {
+		log_err("--takeover takes the running configuration of the "
+			"old ferryd; -c does not combine with it");
 		return 2;
 	}
 	/* Only what setting up and serving need, from here on (privs.h). */
@@ -170,6 +240,15 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_ferry;
 	}
+	if (takeover) {
+		rc = take_over(ctx, sock);
+		if (rc) {
+			/* The ports the handover made are gone already; the
+			 * old ferryd's programs stay where they are. */
+			ferry_proxy_destroy(ctx->proxy);
+			goto out_metrics;
+		}
+	}
 	if (config) {
 		rc = ctl_run_file(cmds, n_cmds, ctx, config, &lineno, &err);
 		if (rc) {
@@ -192,7 +271,7 @@ int main(int argc, char **argv)
 		.tick = tick,
 		.tick_ms = 1000,
 	};
-	ctx->srv = ctl_server_create(&sp);
+	ctx->srv = server_create(&sp, takeover);
 	if (!ctx->srv) {
 		log_err("control socket %s: %s", sock, strerror(errno));
 		rc = 1;

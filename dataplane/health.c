@@ -154,6 +154,10 @@ void ferry_health_check(struct ferry *f)
 	char name[IF_NAMESIZE], why[128];
 	int i;
 
+	/* Handing over (takeover.h): the sockets are closed on purpose and
+	 * the successor's program replaces ours; nothing to restore. */
+	if (f->ho.released)
+		return;
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];
 

@@ -15,6 +15,7 @@
 #include "ferry_xdp.skel.h"
 #include "log.h"
 #include "port.h"
+#include "takeover.h"
 
 static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
 {
@@ -188,6 +189,106 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
 }
 
+/*
+ * The map called like m that program prog_id uses, if it has the same
+ * shape: an fd, or -errno.
+ */
+static int prog_map_fd(uint32_t prog_id, const struct bpf_map *m)
+{
+	struct bpf_prog_info info = {0};
+	uint32_t ids[16], len = sizeof(info), i;
+	int pfd, fd;
+
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return -errno;
+	info.nr_map_ids = 16;
+	info.map_ids = (uintptr_t)ids;
+	fd = bpf_obj_get_info_by_fd(pfd, &info, &len) ? -errno : 0;
+	close(pfd);
+	if (fd)
+		return fd;
+	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi = {0};
+		uint32_t mlen = sizeof(mi);
+
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
+		    !strcmp(mi.name, bpf_map__name(m)) &&
+		    mi.type == bpf_map__type(m) &&
+		    mi.key_size == bpf_map__key_size(m) &&
+		    mi.value_size == bpf_map__value_size(m) &&
+		    mi.max_entries == bpf_map__max_entries(m))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/*
+ * The maps a successor must share to carry on: the XSKMAP (its sockets
+ * receive through the old program until the swap) and the verdict
+ * counters (frames the handover passes to the kernel are counted there).
+ * Rules, config and CPU sets belong to each program: the new one fills its
+ * own from the configuration, and the old one keeps working unchanged
+ * until it is replaced.
+ *
+ * Adopting, the maps come from the old program itself (by id: works in
+ * any mount namespace, with or without bpffs); otherwise, or when that
+ * fails, from the pins.
+ */
+#define SHARED_MAPS(s)                                                         \
+	{                                                                      \
+		(s)->maps.xsks_map, (s)->maps.ferry_verdicts                   \
+	}
+
+static int skel_share(struct ferry_port *p)
+{
+	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
+	char path[sizeof(p->pin_dir) + 32];
+	size_t i;
+	int err, fd;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		fd = p->adopt_prog_id ? prog_map_fd(p->adopt_prog_id, maps[i])
+				      : -ENOENT;
+		if (fd >= 0) {
+			err = bpf_map__reuse_fd(maps[i], fd);
+			close(fd);
+			if (!err)
+				continue; /* pinned after the load */
+		}
+		if (!p->pin_dir[0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
+			 bpf_map__name(maps[i]));
+		err = bpf_map__set_pin_path(maps[i], path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Maps adopted by id get the pins a later successor will look for. */
+static void skel_pin_adopted(struct ferry_port *p)
+{
+	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
+	char path[sizeof(p->pin_dir) + 32];
+	size_t i;
+
+	for (i = 0; p->pin_dir[0] && i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (bpf_map__pin_path(maps[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
+			 bpf_map__name(maps[i]));
+		unlink(path);
+		if (bpf_map__pin(maps[i], path))
+			log_warn("port %s: cannot pin %s", p->name, path);
+	}
+}
+
 /* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
  * program, attached at once (it only counts, it changes no frame). */
 static int skel_load(struct ferry_port *p, bool with_tp)
@@ -198,9 +299,13 @@ static int skel_load(struct ferry_port *p, bool with_tp)
 	if (!p->skel)
 		return -errno;
 	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	err = skel_share(p);
+	if (err)
+		goto err_skel;
 	err = ferry_xdp_bpf__load(p->skel);
 	if (err)
 		goto err_skel;
+	skel_pin_adopted(p);
 	if (!with_tp)
 		return 0;
 	p->skel->bss->ferry_cpu_map_id =
@@ -216,6 +321,37 @@ err_skel:
 	ferry_xdp_bpf__destroy(p->skel);
 	p->skel = NULL;
 	return err;
+}
+
+/*
+ * The enqueue tracepoint is an extra, not a requirement: a kernel without
+ * it or without BTF still gets steering. Sharing pinned maps is an extra
+ * too: pins from another build whose maps differ are left alone and the
+ * counters restart, rather than the port being refused.
+ */
+static int skel_load_any(struct ferry_port *p)
+{
+	int err, tp_err;
+
+	err = skel_load(p, true);
+	if (!err)
+		return 0;
+	tp_err = err;
+	err = skel_load(p, false);
+	if (!err) {
+		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
+			 "(%s); CPUMAP enqueue drops are not counted",
+			 p->name, strerror(-tp_err));
+		return 0;
+	}
+	if (!p->pin_dir[0] && !p->adopt_prog_id)
+		return err;
+	log_warn("port %s: cannot load with the maps of the old program or "
+		 "the pins (%s); not sharing them",
+		 p->name, strerror(-err));
+	p->pin_dir[0] = 0;
+	p->adopt_prog_id = 0;
+	return skel_load_any(p);
 }
 
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
@@ -248,24 +384,20 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 			"ferry did not load; remove it first "
 			"(ip link set dev %s xdp off)",
 			p->ifname, o.name, o.prog_id, p->ifname);
-	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
+	if (o.prog_id && pid_is_live_ferryd(o.owner_pid) &&
+	    o.owner_pid != p->adopt_pid)
 		return ferry_fail(msg, len, -EBUSY,
 				  "%s is driven by ferryd pid %u", p->ifname,
 				  o.owner_pid);
+	if (ferry_pin_dir(p->ifname, !p->adopt_pid, p->pin_dir,
+			  sizeof(p->pin_dir)))
+		p->pin_dir[0] = 0;
+	p->adopt_prog_id =
+		o.prog_id && p->adopt_pid && o.owner_pid == p->adopt_pid
+			? o.prog_id
+			: 0;
 
-	err = skel_load(p, true);
-	if (err) {
-		/* The enqueue tracepoint is an extra, not a requirement: a
-		 * kernel without it or without BTF still gets steering. */
-		int tp_err = err;
-
-		err = skel_load(p, false);
-		if (!err)
-			log_warn("port %s: xdp_cpumap_enqueue tracepoint "
-				 "unavailable (%s); CPUMAP enqueue drops are "
-				 "not counted",
-				 p->name, strerror(-tp_err));
-	}
+	err = skel_load_any(p);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "cannot load the XDP classifier: %s",
@@ -313,7 +445,8 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 	if (err)
 		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
-	if (o.prog_id && (!o.is_ferry || pid_is_live_ferryd(o.owner_pid)))
+	if (o.prog_id && (!o.is_ferry || (pid_is_live_ferryd(o.owner_pid) &&
+					  o.owner_pid != p->adopt_pid)))
 		return ferry_fail(msg, len, -EBUSY,
 				  "%s: XDP program '%s' (id %u) appeared; "
 				  "not replacing it",
@@ -342,7 +475,11 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 					NULL);
 		}
 		close(old_fd);
-		if (!err) {
+		if (!err && p->adopt_pid && o.owner_pid == p->adopt_pid) {
+			log_info("port %s: took over from ferryd pid %u "
+				 "(program id %u replaced)",
+				 p->name, o.owner_pid, o.prog_id);
+		} else if (!err) {
 			p->replaced_stale = true;
 			log_info("port %s: replaced stale ferry program id %u "
 				 "(ferryd pid %u is gone)",

@@ -726,6 +726,28 @@ err_umem:
 	return err;
 }
 
+int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
+			      bool try_hugepages)
+{
+	struct ferry_umem_params up = {
+		.n_frames = FERRY_UMEM_FRAMES,
+		.numa_node = numa_node,
+		.try_hugepages = try_hugepages,
+	};
+	uint64_t off;
+
+	if (w->umem)
+		return 0;
+	w->umem = ferry_umem_create(&up);
+	if (!w->umem)
+		return -errno;
+	/* Every page faulted in now: the kernel pins them at the first bind,
+	 * which a hot restart wants quick. */
+	for (off = 0; off < w->umem->size; off += 4096)
+		((volatile uint8_t *)w->umem->area)[off] = 0;
+	return 0;
+}
+
 int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
 			       const struct ferry_xsk_params *xp,
 			       struct ferry_pq *pool, struct ferry_ret *ret)
@@ -917,6 +939,8 @@ void ferry_worker_destroy(struct ferry_worker *w)
 	}
 	while (w->n_pq)
 		ferry_worker_pq_del(w, w->pq[w->n_pq - 1]);
+	if (w->umem) /* prepared, never bound (ferry_worker_umem_prepare) */
+		ferry_umem_destroy(w->umem);
 	close(w->wake_fd);
 	free(w);
 }

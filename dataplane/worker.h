@@ -180,6 +180,9 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
 			bool try_hugepages);
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
+/* Hot restart: w's UMEM made and faulted in ahead of its first socket. */
+int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
+			      bool try_hugepages);
 /*
  * Software RSS: a socket for w next to pool's (another worker's), sharing
  * its buffer pool; frames go back through ret. Needs both workers paused,

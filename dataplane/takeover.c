@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * takeover.c - hot restart on the dataplane object: pins, the old daemon's
+ * release / resume / commit, the new daemon's deferred activation. The
+ * conversation between the two daemons is in ferryd_takeover.c.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "ferry_int.h"
+#include "ferry_xdp.skel.h"
+#include "log.h"
+#include "takeover.h"
+
+/* ---------------------------------------------------------------- pins */
+
+static void pin_dir_empty(const char *dir)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+int ferry_pin_dir(const char *ifname, bool fresh, char *dir, size_t len)
+{
+	struct statfs sfs;
+	char parent[sizeof(FERRY_PIN_ROOT)];
+	char *slash;
+
+	dir[0] = 0;
+	snprintf(parent, sizeof(parent), "%s", FERRY_PIN_ROOT);
+	slash = strrchr(parent, '/');
+	*slash = 0;
+	/* Only on bpffs: elsewhere a pin would fail at load, not here. */
+	if (statfs(parent, &sfs) || sfs.f_type != BPF_FS_MAGIC)
+		return -ENOENT;
+	if (mkdir(FERRY_PIN_ROOT, 0700) && errno != EEXIST)
+		return -errno;
+	if ((size_t)snprintf(dir, len, "%s/%s", FERRY_PIN_ROOT, ifname) >=
+	    len) {
+		dir[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		dir[0] = 0;
+		return err;
+	}
+	/* Pins of a killed ferryd: a new port counts from zero, as before. */
+	if (fresh)
+		pin_dir_empty(dir);
+	return 0;
+}
+
+void ferry_pin_remove(const char *dir)
+{
+	if (!dir[0])
+		return;
+	pin_dir_empty(dir);
+	rmdir(dir);
+	rmdir(FERRY_PIN_ROOT); /* fails while another port has pins: fine */
+}
+
+/* ------------------------------------------------------------ old side */
+
+int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
+{
+	char *text;
+	int i;
+
+	if (f->ho.released)
+		return ferry_fail(msg, len, -EALREADY,
+				  "a handover is already under way");
+	/* Spread sockets share one pool across workers; resuming them is
+	 * not written yet, so they are refused before anything changes, as
+	 * DPDK ports are. */
+	for (i = 0; i < f->n_ports; i++) {
+		if (f->ports[i]->spread_n)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s is spread over workers; "
+					  "takeover does not support spread "
+					  "ports",
+					  f->ports[i]->name);
+		/* The PMD owns its sockets and program: not ours to hand. */
+		if (f->ports[i]->dpdk)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s is a DPDK port; takeover "
+					  "supports native ports only",
+					  f->ports[i]->name);
+	}
+	text = ferry_config_text(f);
+	if (!text)
+		return -ENOMEM;
+	*out = json_pack("{s:i, s:s}", "pid", (int)getpid(), "config", text);
+	free(text);
+	return *out ? 0 : -ENOMEM;
+}
+
+/*
+ * Frames the kernel or our workers dropped at this daemon's sockets since
+ * the last `stats reset`: they vanish with this process, so the successor
+ * is told (and logs it) to keep the loss accounted for.
+ */
+static uint64_t socket_drops(struct ferry *f)
+{
+	static const char *const keys[] = {"rx_dropped", "rx_ring_full",
+					   "drops"};
+	char msg[128];
+	json_t *st = ferry_stats(f, NULL, -1, msg, sizeof(msg)), *p;
+	uint64_t n = 0;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(st, "ports"), i, p)
+	{
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			n += (uint64_t)json_integer_value(json_object_get(
+				json_object_get(p, "totals"), keys[k]));
+	}
+	json_decref(st);
+	return n;
+}
+
+int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
+			   size_t len)
+{
+	uint32_t q;
+	int i;
+
+	if (f->ho.released)
+		return ferry_fail(msg, len, -EALREADY,
+				  "sockets are already released");
+	/*
+	 * Every XSKMAP entry first, so no port feeds another that is being
+	 * closed; then let what is in the rings through; then close. From
+	 * the first removal on, the classifier passes frames to the kernel
+	 * (pass_no_xsk) until the successor fills the XSKMAP.
+	 */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		ferry_gen_destroy(p->gen);
+		p->gen = NULL;
+		for (q = 0; q < p->n_queues; q++)
+			ferry_port_xsk_remove(p, p->pq[q].queue);
+	}
+	for (i = 0; i < f->n_ports; i++)
+		ferry_port_drain(f->ports[i]);
+	*dropped = socket_drops(f);
+	for (i = 0; i < f->n_ports; i++)
+		ferry_port_sockets_close(f->ports[i]);
+	/* Until resumed, commands see ports without sockets (deferred), and
+	 * no worker of ours takes CPU time the successor's need now. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		p->deferred = true;
+		for (q = 0; q < p->n_queues; q++)
+			p->pq[q].w = NULL;
+	}
+	ferry_workers_stop(f);
+	f->ho.released = true;
+	f->ho.resume_at_ns =
+		ferry_now_ns() + FERRY_HANDOVER_TIMEOUT_MS * 1000000ull;
+	log_info("handover: sockets of %d port(s) closed for the successor; "
+		 "XDP stays attached",
+		 f->n_ports);
+	return 0;
+}
+
+/* Our program back on the interface, unless it still is. */
+static int xdp_reattach(struct ferry_port *p, char *msg, size_t len)
+{
+	uint32_t mode =
+		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	uint32_t id = 0;
+
+	if (!bpf_xdp_query_id(p->ifindex, (int)mode, &id) && id &&
+	    id == p->prog_id)
+		return 0;
+	p->prog_id = 0;
+	return ferry_port_xdp_attach(p, msg, len);
+}
+
+int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
+{
+	int i, err;
+
+	if (!f->ho.released)
+		return ferry_fail(msg, len, -EINVAL, "nothing was released");
+	if (!f->n_workers) {
+		err = ferry_workers_restart(f, msg, len);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		err = ferry_port_sockets_open(f, f->ports[i], true, msg, len);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		p->deferred = false;
+		if (p->app != FERRY_APP_NONE) {
+			err = ferry_app_set(f, p->name, p->app,
+					    p->peer ? p->peer->name : NULL, msg,
+					    len);
+			if (err)
+				return err;
+		}
+		err = xdp_reattach(p, msg, len);
+		if (err)
+			return err;
+	}
+	f->ho.released = false;
+	log_info("handover: aborted; serving %d port(s) again", f->n_ports);
+	return 0;
+}
+
+int ferry_handover_commit(struct ferry *f, char *msg, size_t len)
+{
+	int i;
+
+	if (!f->ho.released)
+		return ferry_fail(msg, len, -EINVAL,
+				  "'handover release' comes first");
+	/* The programs are the successor's now (or ours, replaced by its):
+	 * exit without detaching anything or removing the pins. */
+	for (i = 0; i < f->n_ports; i++)
+		f->ports[i]->prog_id = 0;
+	f->ho.handed_over = true;
+	f->ho.keep_pins = true;
+	log_info("handover: committed; exiting, XDP left to the successor");
+	return 0;
+}
+
+void ferry_handover_tick(struct ferry *f)
+{
+	char msg[256];
+
+	if (!f->ho.released || f->ho.handed_over ||
+	    ferry_now_ns() < f->ho.resume_at_ns)
+		return;
+	log_warn("handover: no commit within %d ms of the release; resuming",
+		 FERRY_HANDOVER_TIMEOUT_MS);
+	if (ferry_handover_resume(f, msg, sizeof(msg))) {
+		/* Try again next tick; say why every time. */
+		log_err("handover: cannot resume: %s", msg);
+		f->ho.resume_at_ns = ferry_now_ns();
+	}
+}
+
+/* ------------------------------------------------------------ new side */
+
+void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
+			  ferry_release_fn release, void *arg)
+{
+	f->ho.adopt_pid = old_pid;
+	f->ho.release = release;
+	f->ho.release_arg = arg;
+	f->ho.release_done = false;
+}
+
+/* The old daemon lets go of its queues: once, failed or not. */
+static int release_once(struct ferry *f, char *msg, size_t len)
+{
+	if (!f->ho.adopt_pid || f->ho.release_done)
+		return 0;
+	f->ho.release_done = true;
+	return f->ho.release(f->ho.release_arg, msg, len);
+}
+
+int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
+{
+	uint32_t q;
+	int i, err;
+
+	/* Buffer memory first: faulting 16 MB in is slow on a busy host. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; p->deferred && q < p->n_queues; q++) {
+			err = ferry_worker_umem_prepare(
+				f->workers[q % (uint32_t)f->n_workers],
+				p->numa_node, f->try_hugepages);
+			if (err)
+				return ferry_fail(msg, len, err, "UMEM: %s",
+						  strerror(-err));
+		}
+	}
+	/* From here to the swap, frames meet no socket: keep it short. */
+	err = release_once(f, msg, len);
+	if (err)
+		return err;
+	for (i = 0; i < f->n_ports; i++) {
+		if (!f->ports[i]->deferred)
+			continue;
+		err = ferry_port_bind_deferred(f, f->ports[i], msg, len);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		p->deferred = false;
+		if (p->app == FERRY_APP_NONE)
+			continue;
+		err = ferry_app_set(f, p->name, p->app,
+				    p->peer ? p->peer->name : NULL, msg, len);
+		if (err)
+			return err;
+	}
+	/* With shared (pinned) XSKMAPs the old programs deliver to our
+	 * sockets from here on; the swap below then changes nothing for
+	 * the frames, only whose rules they meet. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		for (q = 0; p->adopt_pid && q < p->n_queues; q++) {
+			err = ferry_port_xsk_insert(p, p->pq[q].queue,
+						    p->pq[q].xsk->fd);
+			if (err)
+				return ferry_fail(msg, len, err,
+						  "XSKMAP insert: %s",
+						  strerror(-err));
+		}
+	}
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (!p->adopt_pid)
+			continue;
+		err = ferry_port_xdp_attach(p, msg, len);
+		if (err)
+			return err;
+		p->adopt_pid = 0;
+	}
+	f->ho.adopt_pid = 0;
+	return 0;
+}
+
+void ferry_takeover_keep_pins(struct ferry *f)
+{
+	f->ho.keep_pins = true;
+}
+
+bool ferry_takeover_released(const struct ferry *f)
+{
+	return f->ho.release_done;
+}
