@@ -12,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_sockmap.h"
 #include "commands.h"
 #include "ferry.h"
 #include "server.h"
+#include "sockmap.h"
 #include "steer.h"
 
 #define CTX(c) ((struct ferryd_ctx *)(c))
@@ -661,6 +663,25 @@ static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
 
 /* ------------------------------------------------------------- config */
 
+/* The dataplane's configuration plus the sockmap attachment, if any. */
+static char *config_text(void *ctx)
+{
+	char line[CTL_MAX_LINE], *text = ferry_config_text(F(ctx)), *all;
+	size_t n;
+
+	if (!text || ferry_sockmap_config(CTX(ctx)->sm, line, sizeof(line)) ||
+	    !line[0])
+		return text;
+	n = strlen(text);
+	all = realloc(text, n + strlen(line) + 1);
+	if (!all) {
+		free(text);
+		return NULL;
+	}
+	strcpy(all + n, line);
+	return all;
+}
+
 static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
 			   struct ctl_err *err)
 {
@@ -668,7 +689,7 @@ static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
 
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: show config");
-	text = ferry_config_text(F(ctx));
+	text = config_text(ctx);
 	if (!text)
 		return -ENOMEM;
 	*data = json_string(text);
@@ -690,7 +711,7 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", argv[0]) >=
 	    (int)sizeof(tmp))
 		return ctl_errf(err, ENAMETOOLONG, "path too long");
-	text = ferry_config_text(F(ctx));
+	text = config_text(ctx);
 	if (!text)
 		return -ENOMEM;
 	/* Write beside the target and rename: a crash leaves the old file. */
@@ -772,6 +793,22 @@ static const struct ctl_cmd commands[] = {
 	{"steer show", "[NAME]",
 	 "steering rules with per-CPU steered/processed counters",
 	 cmd_steer_show},
+	{"sockmap attach", CMD_SOCKMAP_ATTACH_ARGS,
+	 "accelerate local TCP flows of the processes in a cgroup v2 (not "
+	 "the root): established loopback sockets whose port is in LIST go "
+	 "into a SOCKHASH and each send is redirected to the peer's ingress; "
+	 "verdict auto: permanent where the kernel has BPF_F_PERMANENT, else "
+	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
+	 "baseline",
+	 cmd_sockmap_attach},
+	{"sockmap detach", "",
+	 "stop accelerating: no new sockets, live flows back to plain TCP "
+	 "(a socket with redirected data queued stays until it closes)",
+	 cmd_sockmap_detach},
+	{"sockmap show", "",
+	 "the attachment, the verdict mechanism in use, the BPF_F_PERMANENT "
+	 "probe, and per flow direction its verdict runs and bytes",
+	 cmd_sockmap_show},
 	{"gen start",
 	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N] "
 	 "[engine auto|live|xsk]",

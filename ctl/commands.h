@@ -11,13 +11,15 @@
 #include "proto.h"
 
 struct ferry;
+struct ferry_sockmap;
 struct ctl_server;
 
 /* What every handler gets as ctx. */
 struct ferryd_ctx {
 	struct ferry *f;
-	struct ctl_server *srv; /* NULL while the config file is applied */
-	int stop;		/* set by `shutdown` before the server runs */
+	struct ferry_sockmap *sm; /* local TCP flow acceleration */
+	struct ctl_server *srv;	  /* NULL while the config file is applied */
+	int stop;		  /* set by `shutdown` before the server runs */
 };
 
 const struct ctl_cmd *ferryd_commands(size_t *n);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "server.h"
+#include "sockmap.h"
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
 
@@ -91,6 +92,7 @@ static void tick(void *arg)
 	struct ferryd *d = arg;
 
 	ferry_tick(d->ctx.f);
+	ferry_sockmap_tick(d->ctx.sm);
 	metrics_refresh(d);
 }
 
@@ -159,6 +161,12 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_metrics;
 	}
+	ctx->sm = ferry_sockmap_create();
+	if (!ctx->sm) {
+		log_err("out of memory");
+		rc = 1;
+		goto out_ferry;
+	}
 	if (config) {
 		rc = ctl_run_file(cmds, n_cmds, ctx, config, &lineno, &err);
 		if (rc) {
@@ -225,6 +233,7 @@ int main(int argc, char **argv)
 out_server:
 	ctl_server_destroy(ctx->srv);
 out_ferry:
+	ferry_sockmap_destroy(ctx->sm);
 	ferry_destroy(ctx->f);
 out_metrics:
 	metrics_http_destroy(d.mh);
