@@ -61,6 +61,7 @@ struct sm_inst {
 struct ferry_sockmap {
 	struct sm_inst *cur;	  /* attached */
 	struct sm_inst *draining; /* detached, sockets still in its map */
+	json_t *last;		  /* the last detached one, as it ended */
 	enum sm_probe probe;
 	char probe_msg[160];
 };
@@ -200,6 +201,8 @@ static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
 }
 
 /* ---------------------------------------------------------- instances */
+
+static json_t *inst_json(const struct sm_inst *in);
 
 static void inst_free(struct sm_inst *in)
 {
@@ -430,6 +433,7 @@ void ferry_sockmap_destroy(struct ferry_sockmap *sm)
 		return;
 	inst_free(sm->cur);
 	inst_free(sm->draining);
+	json_decref(sm->last);
 	free(sm);
 }
 
@@ -546,6 +550,21 @@ err_inst:
 	return err;
 }
 
+/* Frees an attachment, keeping its final counters for `sockmap show`. */
+static void retire(struct ferry_sockmap *sm, struct sm_inst *in)
+{
+	json_t *j;
+
+	if (!in)
+		return;
+	j = inst_json(in);
+	if (j) {
+		json_decref(sm->last);
+		sm->last = j;
+	}
+	inst_free(in);
+}
+
 /*
  * A socket can go back to TCP at once unless its peer has redirected to
  * it: then its psock may still queue data the reader has not read (the
@@ -595,10 +614,10 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 	}
 	sm->cur = NULL;
 	if (kept) {
-		inst_free(sm->draining);
+		retire(sm, sm->draining);
 		sm->draining = in;
 	} else {
-		inst_free(in);
+		retire(sm, in);
 	}
 	log_info("sockmap: detached; %d socket(s) back on TCP, %d draining",
 		 moved, kept);
@@ -611,7 +630,7 @@ void ferry_sockmap_tick(struct ferry_sockmap *sm)
 {
 	if (sm->draining && !sock_count(sm->draining)) {
 		log_info("sockmap: the last draining socket closed");
-		inst_free(sm->draining);
+		retire(sm, sm->draining);
 		sm->draining = NULL;
 	}
 }
@@ -679,6 +698,8 @@ json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
 		json_object_update_new(o, inst_json(sm->cur));
 	if (sm->draining)
 		json_object_set_new(o, "draining", inst_json(sm->draining));
+	if (sm->last)
+		json_object_set(o, "last_detached", sm->last);
 	return o;
 }
 
