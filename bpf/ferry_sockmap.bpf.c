@@ -63,6 +63,18 @@ struct {
 	__type(value, struct ferry_sm_flow);
 } ferry_sm_flows SEC(".maps");
 
+/*
+ * Directions detach moved to TCP, written by userspace. Not a field of the
+ * flow entry: userspace can only rewrite a whole value, which would race
+ * with the byte counters the programs add to it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FERRY_SM_MAX_SOCKS);
+	__type(key, struct ferry_sock_key);
+	__type(value, __u32);
+} ferry_sm_moved SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -282,7 +294,9 @@ int BPF_PROG(ferry_sm_sent, struct sock *sk, int ret, int flags)
 	fl = bpf_map_lookup_elem(&ferry_sm_flows, &st->key);
 	if (!fl)
 		return 0;
-	if (fl->state == FERRY_SM_DIR_TCP)
+	/* The second lookup only while a detach is under way. */
+	if (fl->state == FERRY_SM_DIR_TCP ||
+	    (draining && bpf_map_lookup_elem(&ferry_sm_moved, &st->key)))
 		__sync_fetch_and_add(&fl->bytes_tcp, ret);
 	else
 		__sync_fetch_and_add(&fl->bytes_redirected, ret);

@@ -578,7 +578,8 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 	struct ferry_sock_key k, next, peer, last_kept;
 	struct ferry_sm_flow fl;
 	struct sm_inst *in = sm->cur;
-	int socks, flows, kept = 0, moved = 0;
+	int socks, flows, moved, kept = 0, n_moved = 0;
+	uint32_t one = 1;
 	void *prev = NULL;
 
 	if (!in)
@@ -591,6 +592,7 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 	usleep(10000);
 	socks = bpf_map__fd(in->skel->maps.ferry_sm_socks);
 	flows = bpf_map__fd(in->skel->maps.ferry_sm_flows);
+	moved = bpf_map__fd(in->skel->maps.ferry_sm_moved);
 	while (!bpf_map_get_next_key(socks, prev, &next)) {
 		k = next;
 		key_swap(&k, &peer);
@@ -600,13 +602,10 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 			kept++;
 			continue;
 		}
-		if (!bpf_map_lookup_elem(flows, &k, &fl)) {
-			fl.state = FERRY_SM_DIR_TCP;
-			bpf_map_update_elem(flows, &k, &fl, BPF_EXIST);
-		}
+		bpf_map_update_elem(moved, &k, &one, BPF_ANY);
 		/* Deleted or not, the walk goes on after the last key kept. */
 		if (!bpf_map_delete_elem(socks, &k)) {
-			moved++;
+			n_moved++;
 		} else {
 			last_kept = k;
 			prev = &last_kept;
@@ -620,8 +619,8 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 		retire(sm, in);
 	}
 	log_info("sockmap: detached; %d socket(s) back on TCP, %d draining",
-		 moved, kept);
-	*data = json_pack("{s:i, s:i}", "sockets_to_tcp", moved,
+		 n_moved, kept);
+	*data = json_pack("{s:i, s:i}", "sockets_to_tcp", n_moved,
 			  "sockets_draining", kept);
 	return 0;
 }
@@ -640,7 +639,9 @@ static json_t *flows_json(const struct sm_inst *in)
 	struct ferry_sock_key k, next;
 	struct ferry_sm_flow fl;
 	int fd = bpf_map__fd(in->skel->maps.ferry_sm_flows);
+	int moved = bpf_map__fd(in->skel->maps.ferry_sm_moved);
 	json_t *arr = json_array();
+	uint32_t v;
 	void *prev = NULL;
 	char src[64], dst[64];
 
@@ -649,6 +650,8 @@ static json_t *flows_json(const struct sm_inst *in)
 		prev = &k;
 		if (bpf_map_lookup_elem(fd, &k, &fl))
 			continue;
+		if (!bpf_map_lookup_elem(moved, &k, &v))
+			fl.state = FERRY_SM_DIR_TCP;
 		key_text(&k, true, src, sizeof(src));
 		key_text(&k, false, dst, sizeof(dst));
 		json_array_append_new(
