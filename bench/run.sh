@@ -3,7 +3,11 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,rxfwd,spare,callgrind]
+#                [--parts throughput,rxfwd,spare,callgrind,sockmap]
+#
+# The sockmap part (local TCP: plain, TCP_NODELAY, per-message redirect,
+# ferry's lasting redirect) is bench/sockmap.sh, with a testbed and table of
+# its own; it runs first, and alone with --parts sockmap.
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -29,7 +33,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,rxfwd,spare,callgrind
+PARTS=throughput,rxfwd,spare,callgrind,sockmap
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -42,6 +46,13 @@ while (($#)); do
 	esac
 	shift
 done
+
+if [[ ,$PARTS, == *,sockmap,* ]]; then
+	"$REPO/bench/sockmap.sh" --runs "$RUNS"
+	PARTS=$(tr ',' '\n' <<<"$PARTS" | grep -vx sockmap | paste -sd, -)
+	[[ -n $PARTS ]] || exit 0
+	echo
+fi
 
 OBJ=$REPO/build/bench/xdp_devmap.bpf.o
 SPINNER=$REPO/build/bench/spinner
