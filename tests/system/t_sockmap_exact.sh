@@ -16,7 +16,8 @@
 #     every 4 GiB - 1: the design promises ceil(bytes / (2^32 - 1)) runs);
 #   - a port outside the list is not accelerated;
 #   - verdict per-message runs once per send() (the diagnostic baseline);
-#   - show config carries the attach line.
+#   - a dual-stack listener's child (v4-mapped) pairs with its IPv4 client;
+#   - show config carries the attach line; save + restart brings it back.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -58,13 +59,14 @@ flow() {
 
 # xfer ADDR PORT BYTES MSGSIZE [CLIENT ARGS...]: one transfer, server and
 # client in the cgroup; fails unless both ends say it was all verified.
+# The server listens on $SRV_ADDR when set, else on ADDR.
 xfer() {
 	local addr=$1 port=$2 bytes=$3 msg=$4 srv_out ready cli sp rc=0
 	shift 4
 	srv_out=$TB_RUN/srv-$port.json
 	ready=$TB_RUN/ready-$port
 	rm -f "$ready"
-	tb_cg_exec h "$CG" "$TCPX" server -l "$addr:$port" --ready "$ready" >"$srv_out" &
+	tb_cg_exec h "$CG" "$TCPX" server -l "${SRV_ADDR:-$addr}:$port" --ready "$ready" >"$srv_out" &
 	sp=$!
 	tb_track "$sp"
 	for ((i = 0; i < 100; i++)); do
@@ -136,6 +138,13 @@ for addr in 127.0.0.1 '[::1]'; do
 	done
 done
 
+# ---- a dual-stack listener: its IPv4 client is keyed as IPv4 both ways ----
+SRV_ADDR='[::]' xfer 127.0.0.1 7010 8000000 4096
+assert_eq "v4-mapped: verdict runs" 1 "$(flow 7010 verdict_runs)"
+assert_eq "v4-mapped: bytes redirected" 8000000 "$(flow 7010 bytes_redirected)"
+assert_eq "v4-mapped: the server's direction is IPv4 too" 4 \
+	"$(tb_ctlj dut sockmap show | jq '[.data.flows[] | select(.src == "127.0.0.1:7010") | .family] | first')"
+
 # ---- a long flow: the verdict runs once per 4 GiB - 1 ----
 big=$((3 * 1024 * 1024 * 1024))
 xfer 127.0.0.1 7020 $big 65536
@@ -161,4 +170,16 @@ assert_eq "per-message: verdict runs = sends" 1000 "$(flow 7000 verdict_runs)"
 assert_eq "per-message: bytes redirected" 1024000 "$(flow 7000 bytes_redirected)"
 assert_match "show config (per-message)" "sockmap attach cgroup \"$CG\" ports 7000 verdict per-message$" \
 	"$(tb_ctlj dut show config | jq -r .data)"
-tb_do dut sockmap detach >/dev/null
+
+# ---- save + restart: the attachment comes back ----
+tb_do dut save "$TB_RUN/saved.conf" >/dev/null
+tb_do dut shutdown >/dev/null
+tb_wait_exit dut 20
+assert_eq "programs on the cgroup after shutdown" 0 "$(cg_progs)"
+tb_ferryd h dut2 -c "$TB_RUN/saved.conf"
+out=$(tb_do dut2 sockmap show)
+assert_json '"\(.data.attached) \(.data.cgroup) \(.data.ports) \(.data.verdict)"' \
+	"true $CG 7000 per-message" "$out"
+assert_eq "programs on the cgroup after restart" 1 "$(cg_progs)"
+tb_do dut2 sockmap detach >/dev/null
+assert_eq "programs on the cgroup after the last detach" 0 "$(cg_progs)"
