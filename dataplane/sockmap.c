@@ -491,6 +491,11 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	if (strlen(p->cgroup) >= sizeof(in->cgroup))
 		return ferry_fail(msg, len, -ENAMETOOLONG,
 				  "cgroup path too long");
+	/* The path goes into the config line between double quotes. */
+	if (strpbrk(p->cgroup, "\"\n"))
+		return ferry_fail(msg, len, -EINVAL,
+				  "cgroup path with a double quote or a "
+				  "newline: not supported");
 	cgfd = cgroup_open(p->cgroup, msg, len);
 	if (cgfd < 0)
 		return cgfd;
@@ -508,8 +513,9 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	}
 	in = inst_load(mode, p, false, msg, len);
 	if (!in) {
+		err = -errno;
 		close(cgfd);
-		return -errno;
+		return err;
 	}
 	in->cgroup_fd = cgfd;
 	in->mode_asked = p->mode;
