@@ -14,7 +14,9 @@
 #     byte-exact, every byte redirected, one verdict run per flow;
 #   - 2 GiB in one flow: one verdict run (apply_bytes 0xffffffff re-arms
 #     every 4 GiB - 1: the design promises ceil(bytes / (2^32 - 1)) runs);
-#   - a port outside the list is not accelerated;
+#   - a port outside the list is not accelerated; a peer outside the
+#     cgroup leaves its direction on TCP (byte-exact, counted as TCP); a
+#     peer across a veth is not local and is not added;
 #   - verdict per-message runs once per send() (the diagnostic baseline);
 #   - a dual-stack listener's child (v4-mapped) pairs with its IPv4 client;
 #   - show config carries the attach line; save + restart brings it back.
@@ -157,6 +159,48 @@ before=$(tb_do dut sockmap show | jq '.data.counters.sockets_added')
 xfer 127.0.0.1 7100 1000000 1024
 assert_eq "port 7100: no flow entry" none "$(flow 7100 verdict_runs)"
 assert_json .data.counters.sockets_added "$before" "$(tb_do dut sockmap show)"
+
+# ---- a peer outside the map: that direction goes over TCP, and stays ----
+# The server runs outside the cgroup, so only the client's socket is added.
+ready=$TB_RUN/ready-7008
+rm -f "$ready"
+tb_exec h "$TCPX" server -l 127.0.0.1:7008 --ready "$ready" >"$TB_RUN/srv-7008.json" &
+sp=$!
+tb_track $sp
+for ((i = 0; i < 100; i++)); do
+	[[ -e $ready ]] && break
+	sleep 0.05
+done
+tb_cg_exec h "$CG" "$TCPX" client -d 127.0.0.1:7008 -n 50000000 -m 1024 >/dev/null
+wait $sp
+assert_json .ok true "$(cat "$TB_RUN/srv-7008.json")"
+assert_json .bytes 50000000 "$(cat "$TB_RUN/srv-7008.json")"
+assert_eq "no peer: path" tcp "$(flow 7008 path)"
+assert_eq "no peer: bytes over TCP" 50000000 "$(flow 7008 bytes_tcp)"
+assert_eq "no peer: bytes redirected" 0 "$(flow 7008 bytes_redirected)"
+assert_eq "no peer: verdict runs (the TCP verdict lasts too)" 1 "$(flow 7008 verdict_runs)"
+
+# ---- a peer on another host (namespace, veth): not added at all ----
+tb_ns r
+tb_veth h v0 r v1
+ip -n "$(tb_nsname h)" addr add 10.79.0.1/24 dev "$(tb_ifname v0)"
+ip -n "$(tb_nsname r)" addr add 10.79.0.2/24 dev "$(tb_ifname v1)"
+ip -n "$(tb_nsname r)" link set lo up
+nl=$(tb_do dut sockmap show | jq .data.counters.not_local)
+ready=$TB_RUN/ready-7009
+rm -f "$ready"
+tb_exec r "$TCPX" server -l 10.79.0.2:7009 --ready "$ready" >"$TB_RUN/srv-7009.json" &
+sp=$!
+tb_track $sp
+for ((i = 0; i < 100; i++)); do
+	[[ -e $ready ]] && break
+	sleep 0.05
+done
+tb_cg_exec h "$CG" "$TCPX" client -d 10.79.0.2:7009 -n 1000000 -m 1024 >/dev/null
+wait $sp
+assert_json .ok true "$(cat "$TB_RUN/srv-7009.json")"
+assert_eq "remote peer: no flow entry" none "$(flow 7009 verdict_runs)"
+assert_json .data.counters.not_local $((nl + 1)) "$(tb_do dut sockmap show)"
 
 # ---- per-message: the baseline runs the verdict on every send() ----
 out=$(tb_do dut sockmap detach)
