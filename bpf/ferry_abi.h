@@ -211,8 +211,14 @@ enum ferry_sm_mode {
 		FERRY_SM__MODES
 };
 
-/* A socket's 4-tuple from its own side; IPv4 in ip[0], network order. */
+/*
+ * A socket's 4-tuple from its own side; IPv4 in ip[0], network order. The
+ * network namespace is part of it: two namespaces may each have a
+ * 127.0.0.1:5000 <-> 127.0.0.1:40000 connection, and a redirect must never
+ * cross from one to the other.
+ */
 struct ferry_sock_key {
+	__u64 netns; /* bpf_get_netns_cookie(), SO_NETNS_COOKIE */
 	__u32 local_ip[4];
 	__u32 remote_ip[4];
 	__u16 local_port;  /* host order */

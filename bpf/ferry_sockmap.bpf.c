@@ -91,6 +91,7 @@ struct {
 #define FERRY_SM_KEY_OF(ctx, k)                                                \
 	do {                                                                   \
 		__builtin_memset((k), 0, sizeof(*(k)));                        \
+		(k)->netns = bpf_get_netns_cookie(ctx);                        \
 		(k)->local_port = (__u16)(ctx)->local_port;                    \
 		(k)->remote_port = (__u16)bpf_ntohl((ctx)->remote_port);       \
 		if ((ctx)->family == AF_INET) {                                \
@@ -131,6 +132,7 @@ static __always_inline void key_swap(const struct ferry_sock_key *k,
 				     struct ferry_sock_key *out)
 {
 	__builtin_memset(out, 0, sizeof(*out));
+	out->netns = k->netns;
 	out->family = k->family;
 	out->local_port = k->remote_port;
 	out->remote_port = k->local_port;

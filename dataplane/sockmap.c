@@ -160,12 +160,15 @@ int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
 static int key_of_fd(int fd, struct ferry_sock_key *k)
 {
 	struct sockaddr_storage l, r;
-	socklen_t ll = sizeof(l), rl = sizeof(r);
+	socklen_t ll = sizeof(l), rl = sizeof(r), nl = sizeof(uint64_t);
+	uint64_t netns;
 
 	if (getsockname(fd, (struct sockaddr *)&l, &ll) ||
-	    getpeername(fd, (struct sockaddr *)&r, &rl))
+	    getpeername(fd, (struct sockaddr *)&r, &rl) ||
+	    getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &nl))
 		return -errno;
 	memset(k, 0, sizeof(*k));
+	k->netns = netns;
 	if (l.ss_family == AF_INET) {
 		const struct sockaddr_in *l4 = (void *)&l, *r4 = (void *)&r;
 
@@ -193,6 +196,7 @@ static void key_text(const struct ferry_sock_key *k, bool local, char *buf,
 static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->netns = k->netns;
 	o->family = k->family;
 	o->local_port = k->remote_port;
 	o->remote_port = k->local_port;
@@ -663,9 +667,10 @@ static json_t *flows_json(const struct sm_inst *in)
 		json_array_append_new(
 			arr,
 			json_pack(
-				"{s:s, s:s, s:i, s:s, s:b, s:I, s:I, s:I, s:I}",
+				"{s:s, s:s, s:i, s:I, s:s, s:b, s:I, s:I, s:I, "
+				"s:I}",
 				"src", src, "dst", dst, "family", k.family,
-				"path",
+				"netns", (json_int_t)k.netns, "path",
 				fl.state == FERRY_SM_DIR_TCP ? "tcp"
 							     : "redirect",
 				"closed", fl.closed, "verdict_runs",
