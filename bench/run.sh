@@ -3,7 +3,12 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,rxfwd,spare,callgrind,dpdk,proxy]
+#                [--parts throughput,rxfwd,spare,callgrind,dpdk,proxy,sockmap]
+#
+# The sockmap part (local TCP: plain, TCP_NODELAY, per-message redirect,
+# ferry's lasting redirect) is bench/sockmap.sh and the proxy part is
+# bench/proxy.sh, each with a testbed and table of its own; they run first,
+# and alone when they are the only parts asked for.
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -33,7 +38,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,rxfwd,spare,callgrind,dpdk,proxy
+PARTS=throughput,rxfwd,spare,callgrind,dpdk,proxy,sockmap
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -47,11 +52,17 @@ while (($#)); do
 	shift
 done
 
+if [[ ,$PARTS, == *,sockmap,* ]]; then
+	"$REPO/bench/sockmap.sh" --runs "$RUNS" || echo "==> sockmap part failed (see above)" >&2
+	PARTS=$(tr ',' '\n' <<<"$PARTS" | { grep -vx sockmap || true; } | paste -sd, -)
+	[[ -n $PARTS ]] || exit 0
+	echo
+fi
 # The proxy part has its own testbed and table (bench/proxy.sh); it runs
 # first, as its own process, and alone when it is the only part asked for.
 if [[ ,$PARTS, == *,proxy,* ]]; then
 	"$REPO/bench/proxy.sh" --runs "$RUNS" || echo "==> proxy part failed (see above)" >&2
-	PARTS=$(tr ',' '\n' <<<"$PARTS" | grep -vx proxy | paste -sd, -)
+	PARTS=$(tr ',' '\n' <<<"$PARTS" | { grep -vx proxy || true; } | paste -sd, -)
 	[[ -n $PARTS ]] || exit 0
 fi
 

@@ -289,4 +289,78 @@ struct ferry_proxy_misc {
 	__u64 unknown;
 };
 
+/*
+ * Local flow acceleration (bpf/ferry_sockmap.bpf.c). A sockops program adds
+ * established TCP sockets whose both ends are on this host to a SOCKHASH,
+ * keyed by their 4-tuple as seen from the socket; an sk_msg program
+ * redirects each send to the peer's ingress, found under the swapped tuple.
+ */
+#define FERRY_SM_MAX_SOCKS  65536
+#define FERRY_SM_MAX_FLOWS  65536 /* directions; LRU: closed ones age out */
+#define FERRY_SM_MAX_RANGES 16	  /* port ranges of `ports LIST` */
+/* The largest apply_bytes window: the verdict runs once per 4 GiB - 1. */
+#define FERRY_SM_APPLY_MAX 0xffffffffu
+/* Flag bit 1 of the redirect helpers, from the unmerged permanent-redirect
+ * patch; stock kernels answer SK_DROP. */
+#define FERRY_SM_F_PERMANENT (1ull << 1)
+
+/* How a flow's verdict is made to last. */
+#define FERRY_SM_MODES(X)                                                      \
+	X(PERMANENT, "permanent")     /* BPF_F_PERMANENT: once per flow */     \
+	X(APPLY_BYTES, "apply-bytes") /* apply_bytes max: once per 4 GiB */    \
+	X(PER_MESSAGE, "per-message") /* diagnostic: once per send() */
+
+enum ferry_sm_mode {
+#define FERRY_SM_MODE_ENUM(id, name) FERRY_SM_##id,
+	FERRY_SM_MODES(FERRY_SM_MODE_ENUM)
+#undef FERRY_SM_MODE_ENUM
+		FERRY_SM__MODES
+};
+
+/*
+ * A socket's 4-tuple from its own side; IPv4 in ip[0], network order. The
+ * network namespace is part of it: two namespaces may each have a
+ * 127.0.0.1:5000 <-> 127.0.0.1:40000 connection, and a redirect must never
+ * cross from one to the other.
+ */
+struct ferry_sock_key {
+	__u64 netns; /* bpf_get_netns_cookie(), SO_NETNS_COOKIE */
+	__u32 local_ip[4];
+	__u32 remote_ip[4];
+	__u16 local_port;  /* host order */
+	__u16 remote_port; /* host order */
+	__u8 family;	   /* 4 or 6 */
+	__u8 pad[3];
+};
+
+/* Why a flow direction is not (or no longer) redirected. */
+#define FERRY_SM_DIR_REDIRECT 0 /* sends go to the peer's ingress */
+#define FERRY_SM_DIR_TCP      1 /* sticky: plain TCP from now on */
+
+/*
+ * One direction of a connection, keyed by the sending socket's tuple.
+ * Written by the sk_msg verdict (verdict_runs, redirects, state) and by
+ * the sock_send_length tracepoint (bytes, counted per send() as it
+ * returns: the verdict itself sees only the first message of its window).
+ */
+struct ferry_sm_flow {
+	__u64 verdict_runs;
+	__u64 redirects;	/* runs that redirected to the peer */
+	__u64 bytes_redirected; /* sent while the direction redirected */
+	__u64 bytes_tcp;	/* sent over plain TCP (peer unknown, detach) */
+	__u32 state;		/* FERRY_SM_DIR_* */
+	__u32 closed;		/* the socket reached TCP_CLOSE */
+};
+
+/* Per-socket storage: the key its flow entry is under. */
+struct ferry_sm_sk {
+	struct ferry_sock_key key;
+};
+
+/* One range of `ports LIST`, host order, inclusive. */
+struct ferry_sm_port_range {
+	__u16 lo;
+	__u16 hi;
+};
+
 #endif /* FERRY_ABI_H */

@@ -16,6 +16,7 @@
 
 #include "cmd_host.h"
 #include "cmd_proxy.h"
+#include "cmd_sockmap.h"
 #include "commands.h"
 #include "ferry_abi.h"
 #include "ferry.h"
@@ -23,6 +24,7 @@
 #include "privs.h"
 #include "proxy.h"
 #include "server.h"
+#include "sockmap.h"
 #include "steer.h"
 #include "takeover.h"
 
@@ -787,23 +789,30 @@ static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
 
 /* ------------------------------------------------------------- config */
 
-/* The dataplane's lines, then the proxies'; malloc'd. */
+/* The dataplane's lines, the sockmap attachment, then the proxies';
+ * malloc'd. */
 static char *config_text(void *ctx)
 {
-	char *base = ferry_config_text(F(ctx)), *px, *out;
+	char line[CTL_MAX_LINE] = "", *base = ferry_config_text(F(ctx));
+	char *px = NULL, *out;
 	size_t n;
 
-	if (!base || !CTX(ctx)->proxy)
-		return base;
-	px = ferry_proxy_config_text(CTX(ctx)->proxy);
-	if (!px) {
-		free(base);
+	if (!base)
 		return NULL;
+	if (CTX(ctx)->sm &&
+	    ferry_sockmap_config(CTX(ctx)->sm, line, sizeof(line)))
+		line[0] = 0;
+	if (CTX(ctx)->proxy) {
+		px = ferry_proxy_config_text(CTX(ctx)->proxy);
+		if (!px) {
+			free(base);
+			return NULL;
+		}
 	}
-	n = strlen(base) + strlen(px) + 1;
+	n = strlen(base) + strlen(line) + (px ? strlen(px) : 0) + 1;
 	out = malloc(n);
 	if (out)
-		snprintf(out, n, "%s%s", base, px);
+		snprintf(out, n, "%s%s%s", base, line, px ? px : "");
 	free(base);
 	free(px);
 	return out;
@@ -953,6 +962,22 @@ static const struct ctl_cmd commands[] = {
 	{"steer show", "[NAME]",
 	 "steering rules with per-CPU steered/processed counters",
 	 cmd_steer_show},
+	{"sockmap attach", CMD_SOCKMAP_ATTACH_ARGS,
+	 "accelerate local TCP flows of the processes in a cgroup v2 (not "
+	 "the root): established loopback sockets whose port is in LIST go "
+	 "into a SOCKHASH and each send is redirected to the peer's ingress; "
+	 "verdict auto: permanent where the kernel has BPF_F_PERMANENT, else "
+	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
+	 "baseline",
+	 cmd_sockmap_attach},
+	{"sockmap detach", "",
+	 "stop accelerating: no new sockets, live flows back to plain TCP "
+	 "(a socket with redirected data queued stays until it closes)",
+	 cmd_sockmap_detach},
+	{"sockmap show", "",
+	 "the attachment, the verdict mechanism in use, the BPF_F_PERMANENT "
+	 "probe, and per flow direction its verdict runs and bytes",
+	 cmd_sockmap_show},
 	{"gen start",
 	 "PORT [rate PPS] [size BYTES] [flows N] [dst-mac MAC] [count N] "
 	 "[engine auto|live|xsk]",

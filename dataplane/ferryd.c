@@ -22,6 +22,7 @@
 #include "proxy.h"
 #include "server.h"
 #include "takeover.h"
+#include "sockmap.h"
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
 
@@ -105,6 +106,7 @@ static void tick(void *arg)
 
 	ferry_tick(d->ctx.f);
 	ferry_handover_tick(d->ctx.f);
+	ferry_sockmap_tick(d->ctx.sm);
 	metrics_refresh(d);
 }
 
@@ -234,6 +236,12 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_metrics;
 	}
+	ctx->sm = ferry_sockmap_create();
+	if (!ctx->sm) {
+		log_err("out of memory");
+		rc = 1;
+		goto out_ferry;
+	}
 	ctx->proxy = ferry_proxy_create();
 	if (!ctx->proxy) {
 		log_err("cannot start the proxy thread: %s", strerror(errno));
@@ -246,6 +254,7 @@ int main(int argc, char **argv)
 			/* The ports the handover made are gone already; the
 			 * old ferryd's programs stay where they are. */
 			ferry_proxy_destroy(ctx->proxy);
+			ferry_sockmap_destroy(ctx->sm);
 			goto out_metrics;
 		}
 	}
@@ -321,6 +330,7 @@ out_server:
 	ctl_server_destroy(ctx->srv);
 out_ferry:
 	ferry_proxy_destroy(ctx->proxy);
+	ferry_sockmap_destroy(ctx->sm);
 	ferry_destroy(ctx->f);
 out_metrics:
 	metrics_http_destroy(d.mh);

@@ -80,6 +80,12 @@ reap_leftovers() {
 		for ns in $(ip netns list | awk '{print $1}' | grep "^$p-"); do
 			ip netns del "$ns" && leaked=1
 		done
+		# tb_cgroup's cgroup2 mount beside the run dir (never rm -rf it).
+		if [[ -n $run && $run == /tmp/ferry-* && -d $run.cgroup ]]; then
+			rmdir "$run.cgroup/$p"-* 2>/dev/null
+			umount "$run.cgroup" 2>/dev/null || umount -l "$run.cgroup"
+			rmdir "$run.cgroup" && leaked=1
+		fi
 		[[ -n $run && $run == /tmp/ferry-* && -d $run ]] && rm -rf "$run" && leaked=1
 	done <"$record"
 	return $((leaked == 0 ? 0 : 1))

@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -244,6 +245,25 @@ static int run_all(void *(*fn)(void *), void *args, size_t argsz, int n)
 	return -err;
 }
 
+/*
+ * read() that waits: a socket in a sockmap can return EAGAIN from a
+ * blocking read when its wait ends without data (tcp_bpf_recvmsg), so
+ * that is a reason to wait again, like EINTR.
+ */
+static ssize_t read_wait(int fd, void *buf, size_t len)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, buf, len);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			return n;
+		if (errno == EAGAIN)
+			poll(&pfd, 1, 100);
+	}
+}
+
 /* ---- server ---------------------------------------------------------- */
 
 struct server_opts {
@@ -302,12 +322,10 @@ static void *server_conn_run(void *arg)
 
 		if (o->close_after && o->close_after - c->bytes < want)
 			want = o->close_after - c->bytes;
-		n = read(c->fd, buf, want);
+		n = read_wait(c->fd, buf, want);
 		if (n == 0)
 			break;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			c->err = errno;
 			break;
 		}
@@ -489,15 +507,11 @@ static void *client_flow_run(void *arg)
 		return NULL;
 	}
 	/* The peer's close says it has read everything (or given up). */
-	for (;;) {
-		n = read(f->fd, sink, sizeof(sink));
-		if (n == 0)
-			break;
-		if (n < 0 && errno != EINTR) {
-			f->err = errno;
-			break;
-		}
-	}
+	n = read_wait(f->fd, sink, sizeof(sink));
+	while (n > 0)
+		n = read_wait(f->fd, sink, sizeof(sink));
+	if (n < 0)
+		f->err = errno;
 	return NULL;
 }
 

@@ -15,6 +15,10 @@
 #   tb_ferryd NS NAME [ARGS...]  ferryd -f -s $TB_RUN/NAME.sock in NS, waits until it answers
 #   tb_ctl NAME ARGS...          ferryctl -s $TB_RUN/NAME.sock ARGS...
 #   tb_ctlj NAME ARGS...         the same with -j
+#   tb_cgroup NAME               child cgroup v2 $TB_CGROUP of a cgroup2 mount
+#                                of this run's own (outside /sys, which
+#                                `ip netns exec` remounts)
+#   tb_cg_exec NS CGROUP CMD...  CMD in the namespace, moved into CGROUP
 #
 # Namespaces and interfaces carry the prefix, so parallel runs never collide;
 # interfaces are created directly inside their namespaces and never appear in
@@ -47,6 +51,9 @@ declare -A TB_PID_OF=()
 TB_CAPTURE_PID=
 TB_CAP=
 TB_EXIT_RC=
+TB_CGMNT=
+TB_CGROUPS=()
+TB_CGROUP=
 
 # tb_global_lock NAME: waits for, then holds until the test exits, a lock
 # shared by every run on this host, for a test that changes host-wide state
@@ -153,8 +160,57 @@ tb_cleanup() {
 	for ns in "${TB_NSES[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
+	tb__cgroup_cleanup
 	[[ -n $TB_RUN && $TB_RUN == /tmp/ferry-* ]] && rm -rf "$TB_RUN"
 	exit "$rc"
+}
+
+# A cgroup can be removed once its last process has gone; the processes
+# were ended above but may take a moment to leave.
+tb__cgroup_cleanup() {
+	local cg i
+	for cg in "${TB_CGROUPS[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			rmdir "$cg" 2>/dev/null && break
+			[[ -d $cg ]] || break
+			sleep 0.1
+		done
+		[[ -d $cg ]] && tb_log "cgroup $cg still has processes: $(cat "$cg/cgroup.procs")"
+	done
+	if [[ -n $TB_CGMNT ]]; then
+		umount "$TB_CGMNT" 2>/dev/null || umount -l "$TB_CGMNT"
+		rmdir "$TB_CGMNT"
+	fi
+}
+
+# tb_cgroup NAME: makes the child cgroup $TB_CGROUP. cgroup2 is mounted
+# beside the run dir ($TB_RUN.cgroup), never inside it, so no `rm -rf` of
+# the run dir can reach into the hierarchy.
+tb_cgroup() {
+	local cg
+	if [[ -z $TB_CGMNT ]]; then
+		TB_CGMNT=$TB_RUN.cgroup
+		mkdir -m 0755 "$TB_CGMNT" || tb_die "mkdir $TB_CGMNT failed"
+		if ! mount -t cgroup2 none "$TB_CGMNT"; then
+			rmdir "$TB_CGMNT"
+			TB_CGMNT=
+			tb_die "cannot mount cgroup2"
+		fi
+	fi
+	cg=$TB_CGMNT/$TB_P-$1
+	mkdir "$cg" || tb_die "mkdir $cg failed"
+	TB_CGROUPS+=("$cg")
+	TB_CGROUP=$cg
+}
+
+# tb_cg_exec NS CGROUP CMD...: the shell joins CGROUP, then execs CMD, so
+# CMD's sockets are born in the cgroup.
+# shellcheck disable=SC2016 # expanded by sh, not here
+tb_cg_exec() {
+	local ns cg=$2
+	ns=$(tb_nsname "$1")
+	shift 2
+	ip netns exec "$ns" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
 # Full namespace name: "gen" -> "$TB_P-gen"; a full name is kept.

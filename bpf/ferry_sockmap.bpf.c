@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ferry_sockmap - local TCP flow acceleration.
+ *
+ * sockops (on a cgroup): an established TCP socket whose port matches and
+ * whose both ends are on this host goes into ferry_sm_socks, keyed by its
+ * 4-tuple; its flow entry and socket storage are made first, so the first
+ * verdict finds them.
+ *
+ * sk_msg (on ferry_sm_socks): redirects a send to the ingress of the socket
+ * under the swapped tuple, the peer. The verdict is made to last, so that
+ * it runs once per flow rather than once per send():
+ *   permanent    BPF_F_PERMANENT, where the kernel has it;
+ *   apply-bytes  bpf_msg_apply_bytes(max): the kernel keeps the verdict
+ *                for the next 4 GiB - 1 bytes and then asks again;
+ *   per-message  neither (the diagnostic baseline).
+ * A direction whose peer is not in the map (a remote peer, a peer not yet
+ * added, or a detach in progress) goes over plain TCP, and stays there:
+ * redirected bytes would otherwise be read before the TCP bytes sent
+ * earlier (tcp_bpf_recvmsg serves the psock queue first).
+ *
+ * tp_btf/sock_send_length: counts the bytes every send() on a socket of
+ * ours returned, under redirected or TCP. The verdict sees only the first
+ * message of the window it grants, so it can't count bytes itself.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
+
+#include "ferry_abi.h"
+
+#define AF_INET	 2
+#define AF_INET6 10
+
+/* Load-time knobs, set in the skeleton's rodata before load. */
+const volatile __u32 mode = FERRY_SM_APPLY_BYTES; /* enum ferry_sm_mode */
+const volatile __u32 n_ranges;			  /* 0: every port */
+const volatile struct ferry_sm_port_range ranges[FERRY_SM_MAX_RANGES];
+/* The permanent-flag probe: a refused redirect fails the send (EACCES)
+ * instead of falling back to TCP, so userspace sees the kernel's answer. */
+const volatile __u32 probe;
+
+/* Run-time knobs, written by userspace through the mmap'd .bss. */
+__u32 draining;	    /* detach in progress: add nothing, redirect nothing */
+__u64 probe_flags;  /* extra redirect flags (the probe's flag bit 1) */
+__u64 added;	    /* sockets added to ferry_sm_socks */
+__u64 add_failed;   /* the sockhash refused one (full, ...) */
+__u64 not_local;    /* port matched, peer not on this host: left alone */
+__u64 no_flow_slot; /* socket storage could not be made: left alone */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, FERRY_SM_MAX_SOCKS);
+	__type(key, struct ferry_sock_key);
+	__type(value, __u64);
+} ferry_sm_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FERRY_SM_MAX_FLOWS);
+	__type(key, struct ferry_sock_key);
+	__type(value, struct ferry_sm_flow);
+} ferry_sm_flows SEC(".maps");
+
+/*
+ * Directions detach moved to TCP, written by userspace. Not a field of the
+ * flow entry: userspace can only rewrite a whole value, which would race
+ * with the byte counters the programs add to it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FERRY_SM_MAX_SOCKS);
+	__type(key, struct ferry_sock_key);
+	__type(value, __u32);
+} ferry_sm_moved SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ferry_sm_sk);
+} ferry_sm_sks SEC(".maps");
+
+/*
+ * sock_ops and sk_msg_md name their address fields alike: ports are host
+ * order locally, network order (in the high half on little endian, hence
+ * bpf_ntohl) remotely. A v4-mapped IPv6 socket is keyed as IPv4, so that a
+ * dual-stack listener's child and its IPv4 client find each other.
+ */
+#define FERRY_SM_KEY_OF(ctx, k)                                                \
+	do {                                                                   \
+		__builtin_memset((k), 0, sizeof(*(k)));                        \
+		(k)->netns = bpf_get_netns_cookie(ctx);                        \
+		(k)->local_port = (__u16)(ctx)->local_port;                    \
+		(k)->remote_port = (__u16)bpf_ntohl((ctx)->remote_port);       \
+		if ((ctx)->family == AF_INET) {                                \
+			(k)->family = 4;                                       \
+			(k)->local_ip[0] = (ctx)->local_ip4;                   \
+			(k)->remote_ip[0] = (ctx)->remote_ip4;                 \
+		} else {                                                       \
+			(k)->family = 6;                                       \
+			(k)->local_ip[0] = (ctx)->local_ip6[0];                \
+			(k)->local_ip[1] = (ctx)->local_ip6[1];                \
+			(k)->local_ip[2] = (ctx)->local_ip6[2];                \
+			(k)->local_ip[3] = (ctx)->local_ip6[3];                \
+			(k)->remote_ip[0] = (ctx)->remote_ip6[0];              \
+			(k)->remote_ip[1] = (ctx)->remote_ip6[1];              \
+			(k)->remote_ip[2] = (ctx)->remote_ip6[2];              \
+			(k)->remote_ip[3] = (ctx)->remote_ip6[3];              \
+			unmap_v4(k);                                           \
+		}                                                              \
+	} while (0)
+
+static __always_inline int is_v4_mapped(const __u32 ip[4])
+{
+	return !ip[0] && !ip[1] && ip[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline void unmap_v4(struct ferry_sock_key *k)
+{
+	if (!is_v4_mapped(k->local_ip) || !is_v4_mapped(k->remote_ip))
+		return;
+	k->family = 4;
+	k->local_ip[0] = k->local_ip[3];
+	k->remote_ip[0] = k->remote_ip[3];
+	k->local_ip[1] = k->local_ip[2] = k->local_ip[3] = 0;
+	k->remote_ip[1] = k->remote_ip[2] = k->remote_ip[3] = 0;
+}
+
+static __always_inline void key_swap(const struct ferry_sock_key *k,
+				     struct ferry_sock_key *out)
+{
+	__builtin_memset(out, 0, sizeof(*out));
+	out->netns = k->netns;
+	out->family = k->family;
+	out->local_port = k->remote_port;
+	out->remote_port = k->local_port;
+	out->local_ip[0] = k->remote_ip[0];
+	out->local_ip[1] = k->remote_ip[1];
+	out->local_ip[2] = k->remote_ip[2];
+	out->local_ip[3] = k->remote_ip[3];
+	out->remote_ip[0] = k->local_ip[0];
+	out->remote_ip[1] = k->local_ip[1];
+	out->remote_ip[2] = k->local_ip[2];
+	out->remote_ip[3] = k->local_ip[3];
+}
+
+/*
+ * "Both ends on this host", as sockops can tell it: the connection runs
+ * over loopback, i.e. the peer's address is the socket's own or a loopback
+ * address (127/8, ::1). A peer in another namespace across a veth is
+ * local too, but indistinguishable here from a remote one; it stays TCP.
+ */
+static __always_inline int both_local(const struct ferry_sock_key *k)
+{
+	if (k->remote_ip[0] == k->local_ip[0] &&
+	    k->remote_ip[1] == k->local_ip[1] &&
+	    k->remote_ip[2] == k->local_ip[2] &&
+	    k->remote_ip[3] == k->local_ip[3])
+		return 1;
+	if (k->family == 4)
+		return (bpf_ntohl(k->remote_ip[0]) >> 24) == 127;
+	return !k->remote_ip[0] && !k->remote_ip[1] && !k->remote_ip[2] &&
+	       k->remote_ip[3] == bpf_htonl(1);
+}
+
+static __always_inline int port_match(__u16 port)
+{
+	__u32 i;
+
+	if (!n_ranges)
+		return 1;
+	for (i = 0; i < FERRY_SM_MAX_RANGES; i++) {
+		if (i >= n_ranges)
+			break;
+		if (port >= ranges[i].lo && port <= ranges[i].hi)
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline void sock_add(struct bpf_sock_ops *skops)
+{
+	struct ferry_sm_flow zero = {};
+	struct ferry_sock_key k;
+	struct ferry_sm_sk *st;
+	struct bpf_sock *sk;
+
+	if (draining)
+		return;
+	if (skops->family != AF_INET && skops->family != AF_INET6)
+		return;
+	FERRY_SM_KEY_OF(skops, &k);
+	if (!port_match(k.local_port) && !port_match(k.remote_port))
+		return;
+	if (!both_local(&k)) {
+		__sync_fetch_and_add(&not_local, 1);
+		return;
+	}
+	sk = skops->sk;
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&ferry_sm_sks, sk, 0,
+				BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st) {
+		__sync_fetch_and_add(&no_flow_slot, 1);
+		return;
+	}
+	st->key = k;
+	bpf_map_update_elem(&ferry_sm_flows, &k, &zero, BPF_ANY);
+	if (bpf_sock_hash_update(skops, &ferry_sm_socks, &k, BPF_ANY)) {
+		__sync_fetch_and_add(&add_failed, 1);
+		bpf_map_delete_elem(&ferry_sm_flows, &k);
+		return;
+	}
+	__sync_fetch_and_add(&added, 1);
+	/* To mark the flow closed when the socket is. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+						 BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+SEC("sockops")
+int ferry_sm_sockops(struct bpf_sock_ops *skops)
+{
+	struct ferry_sm_flow *fl;
+	struct ferry_sock_key k;
+
+	switch (skops->op) {
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		sock_add(skops);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] != BPF_TCP_CLOSE)
+			break;
+		FERRY_SM_KEY_OF(skops, &k);
+		fl = bpf_map_lookup_elem(&ferry_sm_flows, &k);
+		if (fl)
+			fl->closed = 1;
+		break;
+	}
+	return 1;
+}
+
+SEC("sk_msg")
+int ferry_sm_verdict(struct sk_msg_md *msg)
+{
+	struct ferry_sock_key me, peer;
+	struct ferry_sm_flow *fl;
+	__u64 flags = BPF_F_INGRESS | probe_flags;
+
+	FERRY_SM_KEY_OF(msg, &me);
+	fl = bpf_map_lookup_elem(&ferry_sm_flows, &me);
+	if (fl)
+		__sync_fetch_and_add(&fl->verdict_runs, 1);
+	if (draining || (fl && fl->state == FERRY_SM_DIR_TCP))
+		goto tcp;
+	key_swap(&me, &peer);
+	if (mode == FERRY_SM_PERMANENT)
+		flags |= FERRY_SM_F_PERMANENT;
+	if (bpf_msg_redirect_hash(msg, &ferry_sm_socks, &peer, flags) !=
+	    SK_PASS) {
+		if (probe)
+			return SK_DROP;
+		goto tcp;
+	}
+	if (fl)
+		__sync_fetch_and_add(&fl->redirects, 1);
+	if (mode == FERRY_SM_APPLY_BYTES)
+		bpf_msg_apply_bytes(msg, FERRY_SM_APPLY_MAX);
+	return SK_PASS;
+tcp:
+	if (fl)
+		fl->state = FERRY_SM_DIR_TCP;
+	/* A TCP verdict lasts as long as a redirect would. */
+	if (mode != FERRY_SM_PER_MESSAGE)
+		bpf_msg_apply_bytes(msg, FERRY_SM_APPLY_MAX);
+	return SK_PASS;
+}
+
+struct sock;
+
+/* Every send() in the host passes here; ours are the ones with storage. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(ferry_sm_sent, struct sock *sk, int ret, int flags)
+{
+	struct ferry_sm_flow *fl;
+	struct ferry_sm_sk *st;
+
+	if (ret <= 0)
+		return 0;
+	st = bpf_sk_storage_get(&ferry_sm_sks, sk, 0, 0);
+	if (!st)
+		return 0;
+	fl = bpf_map_lookup_elem(&ferry_sm_flows, &st->key);
+	if (!fl)
+		return 0;
+	/* The second lookup only while a detach is under way. */
+	if (fl->state == FERRY_SM_DIR_TCP ||
+	    (draining && bpf_map_lookup_elem(&ferry_sm_moved, &st->key)))
+		__sync_fetch_and_add(&fl->bytes_tcp, ret);
+	else
+		__sync_fetch_and_add(&fl->bytes_redirected, ret);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

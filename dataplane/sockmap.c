@@ -1,0 +1,735 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * sockmap.c - local TCP flow acceleration: attach, detach, show, and the
+ * probe for BPF_F_PERMANENT.
+ *
+ * The probe runs once, at the first attach or show: the sk_msg program in
+ * per-message mode, with a throwaway SOCKHASH holding both ends of a TCP
+ * connection over loopback, redirects a one-byte send first with
+ * BPF_F_INGRESS alone (which must work: it proves the keys and the
+ * plumbing) and then with flag bit 1 added. A kernel without the flag
+ * answers SK_DROP and the send fails with EACCES.
+ */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* The skeleton names ABI structs: the header that defines them first. */
+#include "sockmap.h"
+#include "ferry_sockmap.skel.h"
+#include "log.h"
+
+static const char *const mode_names[] = {
+#define FERRY_SM_MODE_NAME(id, name) [FERRY_SM_##id] = name,
+	FERRY_SM_MODES(FERRY_SM_MODE_NAME)
+#undef FERRY_SM_MODE_NAME
+};
+
+/* What the kernel said to flag bit 1. */
+enum sm_probe {
+	SM_PROBE_NOT_RUN,
+	SM_PROBE_SUPPORTED,
+	SM_PROBE_UNSUPPORTED,
+	SM_PROBE_FAILED, /* could not tell: treated as unsupported */
+};
+
+/* One attachment: its programs, maps and links. */
+struct sm_inst {
+	struct ferry_sockmap_bpf *skel;
+	struct bpf_link *sockops_link;
+	struct bpf_link *tp_link;
+	int cgroup_fd;
+	bool msg_attached;
+	int mode_asked; /* as given, for the config line */
+	int mode;	/* in use */
+	char cgroup[PATH_MAX];
+	char ports[256]; /* as given, "" for every port */
+};
+
+struct ferry_sockmap {
+	struct sm_inst *cur;	  /* attached */
+	struct sm_inst *draining; /* detached, sockets still in its map */
+	json_t *last;		  /* the last detached one, as it ended */
+	enum sm_probe probe;
+	char probe_msg[160];
+};
+
+/* ------------------------------------------------------------ helpers */
+
+const char *ferry_sockmap_mode_name(int mode)
+{
+	if (mode == FERRY_SM_MODE_AUTO)
+		return "auto";
+	return mode >= 0 && mode < FERRY_SM__MODES ? mode_names[mode] : "?";
+}
+
+int ferry_sockmap_mode_parse(const char *s, int *mode)
+{
+	int i;
+
+	if (!strcmp(s, "auto")) {
+		*mode = FERRY_SM_MODE_AUTO;
+		return 0;
+	}
+	for (i = 0; i < FERRY_SM__MODES; i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_port(const char *s, size_t n, uint16_t *out)
+{
+	char buf[8], *end;
+	unsigned long v;
+
+	if (!n || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (buf[0] < '0' || buf[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || *end || v < 1 || v > 65535)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
+			      unsigned *n, char *msg, size_t len)
+{
+	const char *p = s;
+
+	*n = 0;
+	if (!*s)
+		return ferry_fail(msg, len, -EINVAL, "ports: empty list");
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t item = comma ? (size_t)(comma - p) : strlen(p);
+		const char *dash = memchr(p, '-', item);
+		struct ferry_sm_port_range r;
+
+		if (*n == FERRY_SM_MAX_RANGES)
+			return ferry_fail(msg, len, -E2BIG,
+					  "ports: more than %d items in '%s'",
+					  FERRY_SM_MAX_RANGES, s);
+		if (dash ? parse_port(p, dash - p, &r.lo) ||
+				    parse_port(dash + 1, item - (dash + 1 - p),
+					       &r.hi)
+			 : parse_port(p, item, &r.lo))
+			return ferry_fail(
+				msg, len, -EINVAL,
+				"ports: '%.*s' is not a port (1-65535) "
+				"or a range A-B in '%s'",
+				(int)item, p, s);
+		if (!dash)
+			r.hi = r.lo;
+		if (r.hi < r.lo)
+			return ferry_fail(msg, len, -EINVAL,
+					  "ports: range '%.*s' ends before it "
+					  "starts",
+					  (int)item, p);
+		ranges[(*n)++] = r;
+		if (!comma)
+			break;
+		p = comma + 1;
+		if (!*p)
+			return ferry_fail(msg, len, -EINVAL,
+					  "ports: '%s' ends with a comma", s);
+	}
+	return 0;
+}
+
+/* The key the BPF side computes for a socket (FERRY_SM_KEY_OF). */
+static int key_of_fd(int fd, struct ferry_sock_key *k)
+{
+	struct sockaddr_storage l, r;
+	socklen_t ll = sizeof(l), rl = sizeof(r), nl = sizeof(uint64_t);
+	uint64_t netns;
+
+	if (getsockname(fd, (struct sockaddr *)&l, &ll) ||
+	    getpeername(fd, (struct sockaddr *)&r, &rl) ||
+	    getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &nl))
+		return -errno;
+	memset(k, 0, sizeof(*k));
+	k->netns = netns;
+	if (l.ss_family == AF_INET) {
+		const struct sockaddr_in *l4 = (void *)&l, *r4 = (void *)&r;
+
+		k->family = 4;
+		k->local_ip[0] = l4->sin_addr.s_addr;
+		k->remote_ip[0] = r4->sin_addr.s_addr;
+		k->local_port = ntohs(l4->sin_port);
+		k->remote_port = ntohs(r4->sin_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static void key_text(const struct ferry_sock_key *k, bool local, char *buf,
+		     size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const uint32_t *a = local ? k->local_ip : k->remote_ip;
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, a, ip, sizeof(ip));
+	snprintf(buf, len, k->family == 4 ? "%s:%u" : "[%s]:%u", ip,
+		 local ? k->local_port : k->remote_port);
+}
+
+static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->netns = k->netns;
+	o->family = k->family;
+	o->local_port = k->remote_port;
+	o->remote_port = k->local_port;
+	memcpy(o->local_ip, k->remote_ip, sizeof(o->local_ip));
+	memcpy(o->remote_ip, k->local_ip, sizeof(o->remote_ip));
+}
+
+/* ---------------------------------------------------------- instances */
+
+static json_t *inst_json(const struct sm_inst *in);
+
+static void inst_free(struct sm_inst *in)
+{
+	if (!in)
+		return;
+	bpf_link__destroy(in->sockops_link);
+	if (in->msg_attached)
+		bpf_prog_detach2(
+			bpf_program__fd(in->skel->progs.ferry_sm_verdict),
+			bpf_map__fd(in->skel->maps.ferry_sm_socks),
+			BPF_SK_MSG_VERDICT);
+	bpf_link__destroy(in->tp_link);
+	/* Closing the SOCKHASH (last reference) takes every socket out of
+	 * it: they fall back to TCP. */
+	ferry_sockmap_bpf__destroy(in->skel);
+	if (in->cgroup_fd >= 0)
+		close(in->cgroup_fd);
+	free(in);
+}
+
+/* Opens and loads the programs with their load-time knobs. */
+static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
+				 bool probe, char *msg, size_t len)
+{
+	struct sm_inst *in = calloc(1, sizeof(*in));
+	int err;
+
+	if (!in) {
+		ferry_fail(msg, len, -ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	in->cgroup_fd = -1;
+	in->mode = mode;
+	in->skel = ferry_sockmap_bpf__open();
+	if (!in->skel) {
+		err = -errno;
+		ferry_fail(msg, len, err,
+			   "sockmap: cannot open the programs: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
+	in->skel->rodata->mode = (uint32_t)mode;
+	in->skel->rodata->probe = probe;
+	if (p) {
+		in->skel->rodata->n_ranges = p->n_ranges;
+		memcpy((void *)in->skel->rodata->ranges, p->ranges,
+		       p->n_ranges * sizeof(p->ranges[0]));
+	}
+	/* The probe needs neither the cgroup hook nor the byte counter. */
+	if (probe) {
+		bpf_program__set_autoload(in->skel->progs.ferry_sm_sockops,
+					  false);
+		bpf_program__set_autoload(in->skel->progs.ferry_sm_sent, false);
+	}
+	err = ferry_sockmap_bpf__load(in->skel);
+	if (err) {
+		ferry_fail(msg, len, err,
+			   "sockmap: cannot load the programs: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
+	err = bpf_prog_attach(bpf_program__fd(in->skel->progs.ferry_sm_verdict),
+			      bpf_map__fd(in->skel->maps.ferry_sm_socks),
+			      BPF_SK_MSG_VERDICT, 0);
+	if (err) {
+		err = -errno;
+		ferry_fail(msg, len, err,
+			   "sockmap: cannot attach the sk_msg verdict: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
+	in->msg_attached = true;
+	return in;
+err_inst:
+	inst_free(in);
+	errno = -err;
+	return NULL;
+}
+
+static int sock_count(const struct sm_inst *in)
+{
+	struct ferry_sock_key k, next;
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_socks), n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	return n;
+}
+
+/* -------------------------------------------------------------- probe */
+
+/* A connected TCP pair over 127.0.0.1: *a the client, *b the server. */
+static int tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(addr);
+	int l, err;
+
+	*a = *b = -1;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -errno;
+	if (bind(l, (struct sockaddr *)&addr, sizeof(addr)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&addr, &alen))
+		goto err_listen;
+	*a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*a < 0 || connect(*a, (struct sockaddr *)&addr, sizeof(addr)))
+		goto err_listen;
+	*b = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (*b < 0)
+		goto err_listen;
+	close(l);
+	return 0;
+err_listen:
+	err = -errno;
+	if (*a >= 0)
+		close(*a);
+	*a = -1;
+	close(l);
+	return err;
+}
+
+/* Sends one byte from a; 0 if b got it, else -errno of the send. */
+static int probe_send(int a, int b)
+{
+	struct timeval tv = {.tv_sec = 1};
+	char c = 'p';
+
+	if (send(a, &c, 1, MSG_NOSIGNAL) != 1)
+		return -errno;
+	setsockopt(b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(b, &c, 1, 0) != 1 || c != 'p')
+		return -EIO;
+	return 0;
+}
+
+static void probe_run(struct ferry_sockmap *sm)
+{
+	struct ferry_sock_key ka, kb;
+	struct sm_inst *in;
+	uint64_t va, vb;
+	char m[160];
+	int a = -1, b = -1, fd, err;
+
+	sm->probe = SM_PROBE_FAILED;
+	in = inst_load(FERRY_SM_PER_MESSAGE, NULL, true, m, sizeof(m));
+	if (!in) {
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg), "%s", m);
+		goto out;
+	}
+	err = tcp_pair(&a, &b);
+	if (!err)
+		err = key_of_fd(a, &ka);
+	if (!err)
+		err = key_of_fd(b, &kb);
+	if (err) {
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "no TCP connection over 127.0.0.1 to probe with: %s",
+			 strerror(-err));
+		goto out;
+	}
+	fd = bpf_map__fd(in->skel->maps.ferry_sm_socks);
+	/* The SOCKHASH's value is a u64 socket fd. */
+	va = (uint64_t)a;
+	vb = (uint64_t)b;
+	if (bpf_map_update_elem(fd, &ka, &va, BPF_ANY) ||
+	    bpf_map_update_elem(fd, &kb, &vb, BPF_ANY)) {
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "cannot add the probe's sockets: %s", strerror(errno));
+		goto out;
+	}
+	err = probe_send(a, b);
+	if (err) {
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "a plain ingress redirect failed (%s): cannot tell",
+			 strerror(-err));
+		goto out;
+	}
+	in->skel->bss->probe_flags = FERRY_SM_F_PERMANENT;
+	err = probe_send(a, b);
+	if (!err) {
+		sm->probe = SM_PROBE_SUPPORTED;
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "a redirect with flag bit 1 was delivered");
+	} else if (err == -EACCES) {
+		sm->probe = SM_PROBE_UNSUPPORTED;
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "a redirect with flag bit 1 was refused: the send "
+			 "failed with EACCES");
+	} else {
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg),
+			 "a redirect with flag bit 1 failed with %s",
+			 strerror(-err));
+	}
+out:
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	inst_free(in);
+	log_info("sockmap: BPF_F_PERMANENT %s (%s)",
+		 sm->probe == SM_PROBE_SUPPORTED ? "supported" : "unsupported",
+		 sm->probe_msg);
+}
+
+static void probe_once(struct ferry_sockmap *sm)
+{
+	if (sm->probe == SM_PROBE_NOT_RUN)
+		probe_run(sm);
+}
+
+/* ------------------------------------------------------------- object */
+
+struct ferry_sockmap *ferry_sockmap_create(void)
+{
+	return calloc(1, sizeof(struct ferry_sockmap));
+}
+
+void ferry_sockmap_destroy(struct ferry_sockmap *sm)
+{
+	if (!sm)
+		return;
+	inst_free(sm->cur);
+	inst_free(sm->draining);
+	json_decref(sm->last);
+	free(sm);
+}
+
+/* A cgroup v2 directory other than a hierarchy's root; returns its fd. */
+static int cgroup_open(const char *path, char *msg, size_t len)
+{
+	struct statfs sfs;
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return ferry_fail(msg, len, err, "cgroup %s: %s", path,
+				  strerror(-err));
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return ferry_fail(msg, len, -EINVAL,
+				  "cgroup %s: not a cgroup v2 directory "
+				  "(mount cgroup2 and make a child cgroup)",
+				  path);
+	}
+	/* Every cgroup but the root has cgroup.type. The root would put
+	 * the whole host's TCP under the programs. */
+	if (fstatat(fd, "cgroup.type", &st, 0)) {
+		close(fd);
+		return ferry_fail(msg, len, -EPERM,
+				  "cgroup %s: refusing the root cgroup; "
+				  "attach to a child cgroup",
+				  path);
+	}
+	return fd;
+}
+
+int ferry_sockmap_attach(struct ferry_sockmap *sm,
+			 const struct ferry_sockmap_params *p, char *msg,
+			 size_t len)
+{
+	struct sm_inst *in;
+	int cgfd, mode = p->mode, err;
+	size_t i, off = 0;
+
+	if (sm->cur)
+		return ferry_fail(msg, len, -EBUSY,
+				  "sockmap is attached to %s; detach first",
+				  sm->cur->cgroup);
+	ferry_sockmap_tick(sm);
+	if (sm->draining)
+		return ferry_fail(msg, len, -EBUSY,
+				  "sockmap: the last detach still has %d "
+				  "socket(s) draining; try again when they "
+				  "have closed",
+				  sock_count(sm->draining));
+	if (strlen(p->cgroup) >= sizeof(in->cgroup))
+		return ferry_fail(msg, len, -ENAMETOOLONG,
+				  "cgroup path too long");
+	/* The path goes into the config line between double quotes. */
+	if (strpbrk(p->cgroup, "\"\n"))
+		return ferry_fail(msg, len, -EINVAL,
+				  "cgroup path with a double quote or a "
+				  "newline: not supported");
+	cgfd = cgroup_open(p->cgroup, msg, len);
+	if (cgfd < 0)
+		return cgfd;
+	probe_once(sm);
+	if (mode == FERRY_SM_MODE_AUTO)
+		mode = sm->probe == SM_PROBE_SUPPORTED ? FERRY_SM_PERMANENT
+						       : FERRY_SM_APPLY_BYTES;
+	if (mode == FERRY_SM_PERMANENT && sm->probe != SM_PROBE_SUPPORTED) {
+		close(cgfd);
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "verdict permanent: this kernel has no "
+				  "BPF_F_PERMANENT (%s); use verdict auto or "
+				  "apply-bytes",
+				  sm->probe_msg);
+	}
+	in = inst_load(mode, p, false, msg, len);
+	if (!in) {
+		err = -errno;
+		close(cgfd);
+		return err;
+	}
+	in->cgroup_fd = cgfd;
+	in->mode_asked = p->mode;
+	snprintf(in->cgroup, sizeof(in->cgroup), "%s", p->cgroup);
+	for (i = 0; i < p->n_ranges && off < sizeof(in->ports); i++) {
+		const struct ferry_sm_port_range *r = &p->ranges[i];
+
+		off += snprintf(in->ports + off, sizeof(in->ports) - off,
+				r->lo == r->hi ? "%s%u" : "%s%u-%u",
+				i ? "," : "", r->lo, r->hi);
+	}
+	/* Counting first, the cgroup hook last: a socket is only added once
+	 * everything that serves it is in place. */
+	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
+	if (!in->tp_link) {
+		err = -errno;
+		ferry_fail(msg, len, err,
+			   "sockmap: cannot attach the sock_send_length "
+			   "tracepoint: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
+	in->sockops_link = bpf_program__attach_cgroup(
+		in->skel->progs.ferry_sm_sockops, cgfd);
+	if (!in->sockops_link) {
+		err = -errno;
+		ferry_fail(msg, len, err,
+			   "sockmap: cannot attach sockops to %s: %s",
+			   p->cgroup, strerror(-err));
+		goto err_inst;
+	}
+	sm->cur = in;
+	log_info("sockmap: attached to %s, ports %s, verdict %s", in->cgroup,
+		 in->ports[0] ? in->ports : "any", mode_names[in->mode]);
+	return 0;
+err_inst:
+	inst_free(in);
+	return err;
+}
+
+/* Frees an attachment, keeping its final counters for `sockmap show`. */
+static void retire(struct ferry_sockmap *sm, struct sm_inst *in)
+{
+	json_t *j;
+
+	if (!in)
+		return;
+	j = inst_json(in);
+	if (j) {
+		json_decref(sm->last);
+		sm->last = j;
+	}
+	inst_free(in);
+}
+
+/*
+ * A socket can go back to TCP at once unless its peer has redirected to
+ * it: then its psock may still queue data the reader has not read (the
+ * kernel frees that queue with the psock), and the peer may hold the
+ * redirect for the rest of its window (a send to a socket without psock
+ * fails with EPIPE). Such sockets stay in the map until they close.
+ */
+int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
+			 size_t len)
+{
+	struct ferry_sock_key k, next, peer, last_kept;
+	struct ferry_sm_flow fl;
+	struct sm_inst *in = sm->cur;
+	int socks, flows, moved, kept = 0, n_moved = 0;
+	uint32_t one = 1;
+	void *prev = NULL;
+
+	if (!in)
+		return ferry_fail(msg, len, -ENOENT, "sockmap is not attached");
+	bpf_link__destroy(in->sockops_link);
+	in->sockops_link = NULL;
+	/* From here a verdict that runs chooses TCP; one already running
+	 * when the flag flips is done well within the pause. */
+	__atomic_store_n(&in->skel->bss->draining, 1, __ATOMIC_RELEASE);
+	usleep(10000);
+	socks = bpf_map__fd(in->skel->maps.ferry_sm_socks);
+	flows = bpf_map__fd(in->skel->maps.ferry_sm_flows);
+	moved = bpf_map__fd(in->skel->maps.ferry_sm_moved);
+	while (!bpf_map_get_next_key(socks, prev, &next)) {
+		k = next;
+		key_swap(&k, &peer);
+		if (!bpf_map_lookup_elem(flows, &peer, &fl) && fl.redirects) {
+			last_kept = k;
+			prev = &last_kept;
+			kept++;
+			continue;
+		}
+		bpf_map_update_elem(moved, &k, &one, BPF_ANY);
+		/* Deleted or not, the walk goes on after the last key kept. */
+		if (!bpf_map_delete_elem(socks, &k)) {
+			n_moved++;
+		} else {
+			last_kept = k;
+			prev = &last_kept;
+		}
+	}
+	sm->cur = NULL;
+	if (kept) {
+		retire(sm, sm->draining);
+		sm->draining = in;
+	} else {
+		retire(sm, in);
+	}
+	log_info("sockmap: detached; %d socket(s) back on TCP, %d draining",
+		 n_moved, kept);
+	*data = json_pack("{s:i, s:i}", "sockets_to_tcp", n_moved,
+			  "sockets_draining", kept);
+	return 0;
+}
+
+void ferry_sockmap_tick(struct ferry_sockmap *sm)
+{
+	if (sm->draining && !sock_count(sm->draining)) {
+		log_info("sockmap: the last draining socket closed");
+		retire(sm, sm->draining);
+		sm->draining = NULL;
+	}
+}
+
+static json_t *flows_json(const struct sm_inst *in)
+{
+	struct ferry_sock_key k, next;
+	struct ferry_sm_flow fl;
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_flows);
+	int moved = bpf_map__fd(in->skel->maps.ferry_sm_moved);
+	json_t *arr = json_array();
+	uint32_t v;
+	void *prev = NULL;
+	char src[64], dst[64];
+
+	while (arr && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &fl))
+			continue;
+		if (!bpf_map_lookup_elem(moved, &k, &v))
+			fl.state = FERRY_SM_DIR_TCP;
+		key_text(&k, true, src, sizeof(src));
+		key_text(&k, false, dst, sizeof(dst));
+		json_array_append_new(
+			arr,
+			json_pack(
+				"{s:s, s:s, s:i, s:I, s:s, s:b, s:I, s:I, s:I, "
+				"s:I}",
+				"src", src, "dst", dst, "family", k.family,
+				"netns", (json_int_t)k.netns, "path",
+				fl.state == FERRY_SM_DIR_TCP ? "tcp"
+							     : "redirect",
+				"closed", fl.closed, "verdict_runs",
+				(json_int_t)fl.verdict_runs, "redirects",
+				(json_int_t)fl.redirects, "bytes_redirected",
+				(json_int_t)fl.bytes_redirected, "bytes_tcp",
+				(json_int_t)fl.bytes_tcp));
+	}
+	return arr;
+}
+
+static json_t *inst_json(const struct sm_inst *in)
+{
+	const struct ferry_sockmap_bpf__bss *b = in->skel->bss;
+
+	return json_pack(
+		"{s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:I}, s:o}",
+		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
+		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
+		mode_names[in->mode], "sockets", sock_count(in), "counters",
+		"sockets_added", (json_int_t)b->added, "add_failed",
+		(json_int_t)b->add_failed, "not_local",
+		(json_int_t)b->not_local, "no_flow_slot",
+		(json_int_t)b->no_flow_slot, "flows", flows_json(in));
+}
+
+json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
+{
+	json_t *o;
+
+	ferry_sockmap_tick(sm);
+	probe_once(sm);
+	o = json_pack("{s:b, s:{s:b, s:s}}", "attached", sm->cur != NULL,
+		      "permanent", "supported", sm->probe == SM_PROBE_SUPPORTED,
+		      "probe", sm->probe_msg);
+	if (!o)
+		return NULL;
+	if (sm->cur)
+		json_object_update_new(o, inst_json(sm->cur));
+	if (sm->draining)
+		json_object_set_new(o, "draining", inst_json(sm->draining));
+	if (sm->last)
+		json_object_set(o, "last_detached", sm->last);
+	return o;
+}
+
+int ferry_sockmap_config(struct ferry_sockmap *sm, char *buf, size_t len)
+{
+	const struct sm_inst *in = sm->cur;
+	int n;
+
+	buf[0] = '\0';
+	if (!in)
+		return 0;
+	n = snprintf(buf, len, "sockmap attach cgroup \"%s\"%s%s%s%s\n",
+		     in->cgroup, in->ports[0] ? " ports " : "", in->ports,
+		     in->mode_asked == FERRY_SM_MODE_AUTO ? "" : " verdict ",
+		     in->mode_asked == FERRY_SM_MODE_AUTO
+			     ? ""
+			     : ferry_sockmap_mode_name(in->mode_asked));
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sockmap.h - local TCP flow acceleration: a sockops program on a cgroup
+ * puts established loopback TCP sockets into a SOCKHASH, an sk_msg program
+ * redirects each send straight to the peer socket's ingress, with a verdict
+ * that lasts for the flow (bpf/ferry_sockmap.bpf.c).
+ *
+ * One attachment at a time. Detach stops adding sockets and moves every
+ * flow it safely can back to plain TCP at once; a socket that has
+ * redirected data queued for its reader stays until it closes (removing it
+ * would free that data), and the attachment lingers, "draining", until the
+ * last one has. Control thread only.
+ */
+#ifndef FERRY_SOCKMAP_H
+#define FERRY_SOCKMAP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ferry_abi.h"
+
+struct ferry_sockmap;
+
+/* -1 in mode: auto (permanent where the kernel has it, else apply-bytes). */
+#define FERRY_SM_MODE_AUTO (-1)
+
+struct ferry_sockmap_params {
+	const char *cgroup; /* a cgroup v2 directory, never the root */
+	struct ferry_sm_port_range ranges[FERRY_SM_MAX_RANGES];
+	unsigned n_ranges; /* 0: every port */
+	int mode;	   /* enum ferry_sm_mode or FERRY_SM_MODE_AUTO */
+};
+
+struct ferry_sockmap *ferry_sockmap_create(void);
+void ferry_sockmap_destroy(struct ferry_sockmap *sm);
+
+int ferry_sockmap_attach(struct ferry_sockmap *sm,
+			 const struct ferry_sockmap_params *p, char *msg,
+			 size_t len);
+int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
+			 size_t len);
+json_t *ferry_sockmap_show(struct ferry_sockmap *sm);
+/* Frees a draining attachment once its last socket has closed. */
+void ferry_sockmap_tick(struct ferry_sockmap *sm);
+/* The `sockmap attach` line of the running config, "" when detached. */
+int ferry_sockmap_config(struct ferry_sockmap *sm, char *buf, size_t len);
+
+/* "80,443,8000-8099": ranges in order; -EINVAL/-E2BIG with msg. */
+int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
+			      unsigned *n, char *msg, size_t len);
+/* enum ferry_sm_mode by name, or FERRY_SM_MODE_AUTO for "auto"; -EINVAL. */
+int ferry_sockmap_mode_parse(const char *s, int *mode);
+const char *ferry_sockmap_mode_name(int mode);
+
+#endif /* FERRY_SOCKMAP_H */
