@@ -76,6 +76,33 @@ static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
  * Hot restart, the old daemon's side: `ferryd --takeover` drives these
  * (takeover.h); an operator has no reason to type them.
  */
+/*
+ * A hot restart hands over ports only: a proxy's listening socket and its
+ * flows, and a sockmap attachment, belong to this process. Refused before
+ * anything changes, so the old ferryd carries on.
+ */
+static int handover_refuse_sockets(void *ctx, struct ctl_err *err)
+{
+	char line[CTL_MAX_LINE] = "", *px;
+	bool proxies = false;
+
+	if (CTX(ctx)->proxy) {
+		px = ferry_proxy_config_text(CTX(ctx)->proxy);
+		proxies = px && px[0];
+		free(px);
+	}
+	if (CTX(ctx)->sm &&
+	    ferry_sockmap_config(CTX(ctx)->sm, line, sizeof(line)))
+		line[0] = 0;
+	if (proxies || line[0])
+		return ctl_errf(err, EBUSY,
+				"this ferryd runs %s; a takeover hands over "
+				"ports only: delete them first",
+				proxies ? "splice proxies"
+					: "a sockmap attachment");
+	return 0;
+}
+
 static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 			struct ctl_err *err)
 {
@@ -93,6 +120,9 @@ static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	switch (step) {
 	case BEGIN:
+		rc = handover_refuse_sockets(ctx, err);
+		if (rc)
+			return rc;
 		return ferry_handover_begin(F(ctx), data, err->msg,
 					    sizeof(err->msg));
 	case RELEASE:

@@ -250,11 +250,16 @@ static inline void swap_macs(uint8_t *eth)
 }
 
 /* XCONNECT and REFLECT: descriptors move RX -> TX; packet data stays put. */
-static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
-				   struct ferry_pq *out, bool reflect)
+static inline __attribute__((always_inline)) uint32_t
+app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
+	    bool reflect)
 {
 	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
 	struct ferry_umem *u = x->umem; /* another worker's, if foreign */
+	/* Locals: the descriptor stores below could alias these fields, so
+	 * the compiler would load them again for every frame. */
+	struct ferry_ret *ret = pq->ret;
+	uint16_t *owner = u->owner, tag = o->tx_tag;
 	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i, j;
 	uint32_t lim = out->max_frame ? out->max_frame : UINT32_MAX;
 	uint64_t bytes = 0, long_bytes = 0;
@@ -273,15 +278,9 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 		ferry_ctr_add(&pq->c.tx_backpressure, 1);
 	if (!n)
 		return 0;
-	/* Copy-mode TX does not check the egress MTU: count first, since a
-	 * TX reservation cannot be given back (libxdp 1.3 has no cancel). */
-	fit = n;
-	for (i = 0; i < n; i++)
-		if (unlikely(xsk_ring_cons__rx_desc(&x->rx, idx_rx + i)->len >
-			     lim))
-			fit--;
-	if (fit)
-		xsk_ring_prod__reserve(&o->tx, fit, &idx_tx);
+	/* Room for all n; slots left over by frames too long for the egress
+	 * (copy-mode TX does not check its MTU) are handed back below. */
+	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
 	for (i = 0, j = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i);
@@ -289,8 +288,8 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 
 		if (unlikely(d->len > lim)) {
 			long_bytes += d->len;
-			if (unlikely(pq->ret))
-				ret_push_addr(pq->ret, d->addr);
+			if (unlikely(ret))
+				ret_push_addr(ret, d->addr);
 			else
 				ferry_umem_put(u, d->addr);
 			continue;
@@ -302,13 +301,19 @@ static inline uint32_t app_forward(struct ferry_worker *w, struct ferry_pq *pq,
 		t->len = d->len;
 		t->options = 0;
 		bytes += d->len;
-		ferry_umem_tag(u, d->addr, o->tx_tag);
+		owner[ferry_umem_frame_idx(d->addr)] = tag;
 	}
 	xsk_ring_cons__release(&x->rx, n);
+	fit = j;
+	/* The unused slots are the last ones reserved, none submitted yet:
+	 * giving them back is moving the cached producer back (what newer
+	 * libxdp calls xsk_ring_prod__cancel). */
+	if (unlikely(fit < n)) {
+		o->tx.cached_prod -= n - fit;
+		ferry_ctr_add(&pq->c.drop.mtu_exceeded, n - fit);
+	}
 	ferry_ctr_add(&pq->c.rx_packets, n);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes + long_bytes);
-	if (unlikely(fit < n))
-		ferry_ctr_add(&pq->c.drop.mtu_exceeded, n - fit);
 	if (!fit)
 		return n;
 	out->tx_batch += fit;
@@ -333,17 +338,20 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
 	if (!n)
 		return 0;
-	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d =
-			xsk_ring_cons__rx_desc(&x->rx, idx + i);
-
-		bytes += d->len;
-		if (likely(!pq->ret))
-			ferry_umem_put(w->umem, d->addr);
-	}
-	/* Software RSS: the frames belong to the pool owner's UMEM. */
-	if (unlikely(pq->ret))
+	if (unlikely(pq->ret)) {
+		/* Software RSS: the frames belong to the pool owner's UMEM. */
+		for (i = 0; i < n; i++)
+			bytes += xsk_ring_cons__rx_desc(&x->rx, idx + i)->len;
 		ret_push(pq->ret, &x->rx, idx, n);
+	} else {
+		for (i = 0; i < n; i++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&x->rx, idx + i);
+
+			bytes += d->len;
+			ferry_umem_put(w->umem, d->addr);
+		}
+	}
 	xsk_ring_cons__release(&x->rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, n);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
@@ -464,9 +472,11 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 			n = app_consume(w, pq, &pq->c.drop.port_down);
 		else if (unlikely(pq->out->dpdk))
 			n = ferry_dpdk_from_xsk(w, pq, pq->out);
+		/* Constant flags: the compiler makes one loop of each. */
+		else if (pq->app == FERRY_APP_REFLECT)
+			n = app_forward(w, pq, pq->out, true);
 		else
-			n = app_forward(w, pq, pq->out,
-					pq->app == FERRY_APP_REFLECT);
+			n = app_forward(w, pq, pq->out, false);
 		break;
 	case FERRY_APP_DROP:
 		n = app_consume(w, pq, &pq->c.drop.app_drop);
