@@ -97,6 +97,9 @@ assert_json .ok true "$(cat "$TB_RUN/srv.out")"
 
 # ---- save + restart ----
 tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 65536 >/dev/null
+# A hot restart hands over ports only: refused, nothing changes.
+err EBUSY handover begin
+assert_json '.data.proxies | length' 2 "$(tb_do px proxy show)" 
 before=$(tb_do px proxy show | jq -c '[.data.proxies[] | {name, listen, backend, limit}]')
 tb_do px save "$TB_RUN/saved.conf" >/dev/null
 cat "$TB_RUN/saved.conf"
