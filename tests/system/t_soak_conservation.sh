@@ -27,7 +27,7 @@ tb_dut_xconnect
 tb_sink_drop
 # Without an XDP program on d0 (between port del and port add), frames the
 # generator redirects into g0 would vanish uncounted unless d0 has a NAPI
-# to take them (KERNEL-NOTES: veth); with GRO on, they reach the IP stack.
+# to take them (docs/kernel-facts.md: veth); with GRO on, they reach the IP stack.
 tb_exec dut ethtool -K "$D0" gro on >/dev/null
 
 # Frames d0 handed to the dut's IP stack (which drops them: no address

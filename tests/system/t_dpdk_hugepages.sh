@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The DPDK backend on hugepages: with 600 MB of free 2 MB pages EAL starts
+# in-memory on hugepages (its log says so), and a DPDK-to-DPDK xconnect
+# forwards every frame. Where the host cannot reserve that many pages the
+# test checks the other branch: EAL says it runs on ordinary pages, and the
+# same forwarding works. The host's pool is put back on exit.
+set -euo pipefail
+# shellcheck source=../lib/testbed.sh
+. "$(dirname "$0")/../lib/testbed.sh"
+# shellcheck source=../lib/assert.sh
+. "$(dirname "$0")/../lib/assert.sh"
+
+tb_init
+tb_global_lock hugepages
+NR=/proc/sys/vm/nr_hugepages
+orig=$(cat "$NR")
+trap 'rc=$?; echo "$orig" >"$NR" 2>/dev/null || true; (exit $rc); tb_cleanup' EXIT
+tb_std3 1
+tb_ferryd dut dut
+if [[ $(tb_ctlj dut version | jq -r .data.dpdk) != true ]]; then
+	tb_log "ferryd built without DPDK: t_dpdk checks the refusal"
+	exit 0
+fi
+
+echo $((orig + 300)) >"$NR"
+free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+want=hugepages
+((free >= 256)) || want="ordinary pages"
+echo "free 2 MB pages: $free (expecting EAL on $want)"
+
+tb_do dut workers 1 >/dev/null
+tb_do dut port add p0 dev "$D0" backend dpdk queues 1 >/dev/null
+tb_do dut port add p1 dev "$D1" backend dpdk queues 1 >/dev/null
+tb_do dut xconnect add p0 p1 >/dev/null
+assert_match "EAL's memory" "EAL up .*, $want" "$(grep 'EAL up' "$TB_RUN/dut.log")"
+
+tb_gen_up
+tb_sink_drop
+tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" rate 50000 count 20000 >/dev/null
+tb_wait_gen_done gen g0 30
+tb_wait_quiet dut sink
+assert_eq "frames at the sink" 20000 "$(tb_stat sink s0 rx_packets)"
+tb_do dut shutdown >/dev/null
+tb_wait_exit dut 20
+assert_eq "ferryd exit status" 0 "$TB_EXIT_RC"
