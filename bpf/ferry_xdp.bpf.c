@@ -195,6 +195,38 @@ static __always_inline int is_ndp(const struct ferry_pkt *pkt)
 }
 
 /*
+ * Into cpu's CPUMAP entry, with tag in the metadata area for the CPUMAP
+ * program: without headroom for it the frame still goes, and the remote CPU
+ * cannot attribute it. *ok or *failed (either may be NULL) counts the
+ * outcome. Flags 0: a missing entry makes the helper return XDP_ABORTED; we
+ * count and drop rather than abort. A full queue is only found at flush
+ * time: see ferry_cpumap_enqueue below.
+ */
+static __always_inline int to_cpu(struct xdp_md *ctx, __u32 cpu, __u32 tag,
+				  __u64 *ok, __u64 *failed, __u64 bytes)
+{
+	__u32 *meta;
+	void *data;
+
+	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32))) {
+		meta = (void *)(long)ctx->data_meta;
+		data = (void *)(long)ctx->data;
+		if ((void *)(meta + 1) <= data)
+			*meta = tag;
+	}
+	if (bpf_redirect_map(&cpu_map, cpu, 0) != XDP_REDIRECT) {
+		if (failed)
+			(*failed)++;
+		count(FERRY_R_DROP_NO_CPU, bytes);
+		return XDP_DROP;
+	}
+	if (ok)
+		(*ok)++;
+	count(FERRY_R_CPU_REDIRECT, bytes);
+	return XDP_REDIRECT;
+}
+
+/*
  * Sends the frame to the CPU its flow hashes to among the rule's CPU set,
  * with the rule's slot in the metadata area for the CPUMAP program.
  */
@@ -203,8 +235,7 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 {
 	const struct ferry_cpuset *set;
 	struct ferry_steer_ctr *ctr;
-	__u32 i, cpu, idx, *meta;
-	void *data;
+	__u32 i, cpu, idx;
 
 	set = bpf_map_lookup_elem(&ferry_cpusets, &slot);
 	if (!set || set->n == 0 || set->n > FERRY_MAX_CPUS ||
@@ -223,28 +254,9 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 	cpu = set->cpu[i] & (FERRY_MAX_CPUS - 1);
 	idx = FERRY_STEER_CTR_IDX(slot, cpu);
 	ctr = bpf_map_lookup_elem(&ferry_steer_ctrs, &idx);
-
-	/* Without headroom for metadata the frame still goes; the remote
-	 * CPU then cannot attribute it, and `processed` undercounts. */
-	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32))) {
-		meta = (void *)(long)ctx->data_meta;
-		data = (void *)(long)ctx->data;
-		if ((void *)(meta + 1) <= data)
-			*meta = FERRY_STEER_META_TAG | slot;
-	}
-	/* Flags 0: a missing CPU entry makes the helper return
-	 * XDP_ABORTED; we count and drop rather than abort. A full queue
-	 * is only found at flush time: see ferry_cpumap_enqueue below. */
-	if (bpf_redirect_map(&cpu_map, cpu, 0) != XDP_REDIRECT) {
-		if (ctr)
-			ctr->enqueue_failed++;
-		count(FERRY_R_DROP_NO_CPU, bytes);
-		return XDP_DROP;
-	}
-	if (ctr)
-		ctr->steered++;
-	count(FERRY_R_CPU_REDIRECT, bytes);
-	return XDP_REDIRECT;
+	return to_cpu(ctx, cpu, FERRY_STEER_META_TAG | slot,
+		      ctr ? &ctr->steered : NULL,
+		      ctr ? &ctr->enqueue_failed : NULL, bytes);
 }
 
 /*
@@ -257,8 +269,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 				  const struct ferry_pkt *pkt, __u64 bytes)
 {
 	struct ferry_spread_ctr *ctr;
-	__u32 i, cpu, *meta;
-	void *data;
+	__u32 i, cpu;
 
 	i = ferry_flow_hash(pkt) % cfg->spread_n;
 	asm volatile("" : "+r"(i)); /* see steer(): keep the bound check */
@@ -282,28 +293,15 @@ static __always_inline int spread(struct xdp_md *ctx,
 		count(FERRY_R_XSK_REDIRECT, bytes);
 		return bpf_redirect_map(&xsks_map, i, XDP_PASS);
 	}
-	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32))) {
-		meta = (void *)(long)ctx->data_meta;
-		data = (void *)(long)ctx->data;
-		if ((void *)(meta + 1) <= data)
-			*meta = FERRY_SPREAD_META_TAG | i;
-	}
 	/* i was spilled and reloaded: the verifier lost its bound, so mask
 	 * it again, behind a barrier clang cannot see through. */
 	cpu = i;
 	asm volatile("" : "+r"(cpu));
 	cpu = cfg->spread_cpu[cpu & (FERRY_SPREAD_MAX - 1)] &
 	      (FERRY_MAX_CPUS - 1);
-	if (bpf_redirect_map(&cpu_map, cpu, 0) != XDP_REDIRECT) {
-		if (ctr)
-			ctr->failed++;
-		count(FERRY_R_DROP_NO_CPU, bytes);
-		return XDP_DROP;
-	}
-	if (ctr)
-		ctr->steered++;
-	count(FERRY_R_CPU_REDIRECT, bytes);
-	return XDP_REDIRECT;
+	return to_cpu(ctx, cpu, FERRY_SPREAD_META_TAG | i,
+		      ctr ? &ctr->steered : NULL, ctr ? &ctr->failed : NULL,
+		      bytes);
 }
 
 SEC("xdp")
