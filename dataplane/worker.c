@@ -132,7 +132,7 @@ void ferry_ret_fini(struct ferry_ret *r)
 	r->addr = NULL;
 }
 
-/* Producer side: the release store publishes the addresses before the
+/* Producer side: the store of prod publishes the addresses before the
  * index that covers them. */
 static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 			    uint32_t idx, uint32_t n)
@@ -142,7 +142,7 @@ static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 	for (i = 0; i < n; i++)
 		r->addr[(prod + i) & r->mask] =
 			xsk_ring_cons__rx_desc(rx, idx + i)->addr;
-	/* seq_cst, paired with owner_sleep(): either the owner sees the new
+	/* seq_cst, paired with worker_sleep(): either the owner sees the new
 	 * frames before it sleeps, or we see it asleep and wake it. Without
 	 * this an idle owner refills the shared fill ring only every
 	 * POLL_TIMEOUT_MS. */
