@@ -32,6 +32,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 # shellcheck source=../tests/lib/testbed.sh
 . tests/lib/testbed.sh
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 RUNS=3
 SECS=4
@@ -73,7 +75,6 @@ FWD_CPU=1
 TESTPMD=$(command -v dpdk-testpmd || true)
 [[ -n $TESTPMD ]] || DO_TESTPMD=0
 
-say() { printf '==> %s\n' "$*" >&2; }
 
 # ---- small XDP helpers (bpftool inside the namespace) -------------------
 
@@ -111,7 +112,6 @@ xdp_count() {
 
 # ---- measuring -----------------------------------------------------------
 
-now() { date +%s.%N; }
 
 # rate_of NS IF MAP: frames per second seen by the counter over SECS.
 rate_of() {
@@ -134,19 +134,6 @@ gen_stop() {
 	sleep 0.5
 }
 
-# median / min / max of a list of numbers
-stats3() {
-	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%d %d %d\n", a[int((NR+1)/2)], a[1], a[NR]}'
-}
-
-declare -A MED MIN MAX EXTRA
-
-record() {
-	local row=$1 m lo hi
-	shift
-	read -r m lo hi < <(stats3 "$@")
-	MED[$row]=$m MIN[$row]=$lo MAX[$row]=$hi
-}
 
 # ---- forwarders ----------------------------------------------------------
 
@@ -441,7 +428,6 @@ if part callgrind && ((DO_CALLGRIND)); then
 	bench_callgrind
 fi
 
-ratio() { [[ -n ${MED[$2]:-} && ${MED[$2]:-0} != 0 ]] && echo "scale=2; ${MED[$1]} / ${MED[$2]}" | bc -l || echo "-"; }
 
 echo
 echo "ferry forwarding benchmark: $(uname -r), veth (native XDP, copy mode), 64-byte frames, 1 flow,"

@@ -24,6 +24,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 # shellcheck source=../tests/lib/testbed.sh
 . tests/lib/testbed.sh
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 RUNS=3
 SECS=4
@@ -43,21 +45,7 @@ SVC_PORT=5001
 CLI_IP=10.78.0.1
 SRV_IP=10.78.0.2
 
-say() { printf '==> %s\n' "$*" >&2; }
 part() { [[ ,$PARTS, == *,$1,* ]]; }
-now() { date +%s.%N; }
-
-stats3() {
-	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%d %d %d\n", a[int((NR+1)/2)], a[1], a[NR]}'
-}
-declare -A MED MIN MAX EXTRA
-record() {
-	local row=$1 m lo hi
-	shift
-	read -r m lo hi < <(stats3 "$@")
-	MED[$row]=$m MIN[$row]=$lo MAX[$row]=$hi
-}
-ratio() { [[ -n ${MED[$2]:-} && ${MED[$2]:-0} != 0 ]] && echo "scale=2; ${MED[$1]} / ${MED[$2]}" | bc -l || echo "-"; }
 
 # rate_of JQ: per-second growth of a number in dut's stats over SECS.
 rate_of() {
