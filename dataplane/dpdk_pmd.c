@@ -49,14 +49,6 @@ int ferry_dpdk_prog_memfd(void)
 	return fd;
 }
 
-static uint32_t map_id(int fd)
-{
-	struct bpf_map_info mi = {0};
-	uint32_t len = sizeof(mi);
-
-	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
-}
-
 /*
  * Points the skeleton's maps at the loaded program's maps of the same
  * name (kernel names are cut to 15 characters). Returns how many of the
@@ -129,13 +121,9 @@ static int skel_adopt(struct ferry_port *p, int prog_fd, bool with_tp)
 		goto err_skel;
 	if (!with_tp)
 		return 0;
-	p->skel->bss->ferry_cpu_map_id =
-		map_id(bpf_map__fd(p->skel->maps.cpu_map));
-	p->cpumap_tp = bpf_program__attach(p->skel->progs.ferry_cpumap_enqueue);
-	if (!p->cpumap_tp) {
-		err = -errno;
+	err = ferry_port_cpumap_tp_attach(p);
+	if (err)
 		goto err_skel;
-	}
 	return 0;
 
 err_skel:

@@ -189,6 +189,16 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
 }
 
+int ferry_port_cpumap_tp_attach(struct ferry_port *p)
+{
+	/* The tracepoint fires for every CPUMAP on the host: the program
+	 * keeps to the one whose id it is given. */
+	p->skel->bss->ferry_cpu_map_id =
+		map_id(bpf_map__fd(p->skel->maps.cpu_map));
+	p->cpumap_tp = bpf_program__attach(p->skel->progs.ferry_cpumap_enqueue);
+	return p->cpumap_tp ? 0 : -errno;
+}
+
 /*
  * The map called like m that program prog_id uses, if it has the same
  * shape: an fd, or -errno.
@@ -308,13 +318,9 @@ static int skel_load(struct ferry_port *p, bool with_tp)
 	skel_pin_adopted(p);
 	if (!with_tp)
 		return 0;
-	p->skel->bss->ferry_cpu_map_id =
-		map_id(bpf_map__fd(p->skel->maps.cpu_map));
-	p->cpumap_tp = bpf_program__attach(p->skel->progs.ferry_cpumap_enqueue);
-	if (!p->cpumap_tp) {
-		err = -errno;
+	err = ferry_port_cpumap_tp_attach(p);
+	if (err)
 		goto err_skel;
-	}
 	return 0;
 
 err_skel:

@@ -114,6 +114,11 @@ int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
  * ferryd holds it.
  */
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len);
+/*
+ * After the skeleton is loaded: attaches the xdp_cpumap_enqueue tracepoint
+ * program, which counts the drops of p's own CPUMAP; 0 or -errno.
+ */
+int ferry_port_cpumap_tp_attach(struct ferry_port *p);
 /* Puts a socket into the XSKMAP slot of its queue. */
 int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
 int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
