@@ -55,15 +55,12 @@ px_bg() {
 }
 
 px_server() {
-	local ns=$1 addr=$2 out=$3 ready i
+	local ns=$1 addr=$2 out=$3 ready
 	shift 3
 	ready="$out.ready"
 	rm -f "$ready"
 	px_bg "$ns" "$out" "$TCPX" server -l "$addr" --ready "$ready" "$@"
-	for ((i = 0; i < 50; i++)); do
-		[[ -e $ready ]] && return 0
-		sleep 0.1
-	done
+	tb_wait_file "$ready" && return 0
 	tb_log "tcpx server on $addr did not start: $(cat "$out")"
 	return 1
 }

@@ -71,10 +71,7 @@ xfer() {
 	tb_cg_exec h "$CG" "$TCPX" server -l "${SRV_ADDR:-$addr}:$port" --ready "$ready" >"$srv_out" &
 	sp=$!
 	tb_track "$sp"
-	for ((i = 0; i < 100; i++)); do
-		[[ -e $ready ]] && break
-		sleep 0.05
-	done
+	tb_wait_file "$ready" || true
 	cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "$addr:$port" -n "$bytes" -m "$msg" "$@") || rc=$?
 	wait "$sp" || rc=$?
 	echo "    client: $cli"
@@ -167,10 +164,7 @@ rm -f "$ready"
 tb_exec h "$TCPX" server -l 127.0.0.1:7008 --ready "$ready" >"$TB_RUN/srv-7008.json" &
 sp=$!
 tb_track $sp
-for ((i = 0; i < 100; i++)); do
-	[[ -e $ready ]] && break
-	sleep 0.05
-done
+tb_wait_file "$ready" || true
 tb_cg_exec h "$CG" "$TCPX" client -d 127.0.0.1:7008 -n 50000000 -m 1024 >/dev/null
 wait $sp
 assert_json .ok true "$(cat "$TB_RUN/srv-7008.json")"
@@ -192,10 +186,7 @@ rm -f "$ready"
 tb_exec r "$TCPX" server -l 10.79.0.2:7009 --ready "$ready" >"$TB_RUN/srv-7009.json" &
 sp=$!
 tb_track $sp
-for ((i = 0; i < 100; i++)); do
-	[[ -e $ready ]] && break
-	sleep 0.05
-done
+tb_wait_file "$ready" || true
 tb_cg_exec h "$CG" "$TCPX" client -d 10.79.0.2:7009 -n 1000000 -m 1024 >/dev/null
 wait $sp
 assert_json .ok true "$(cat "$TB_RUN/srv-7009.json")"

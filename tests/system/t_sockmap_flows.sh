@@ -38,18 +38,14 @@ tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 >/dev/null
 # server PORT ARGS...: starts a tcpx server in the cgroup, waits until it
 # listens; its PID in SRV_PID, its output in $TB_RUN/srv-PORT.json.
 server() {
-	local port=$1 ready=$TB_RUN/ready-$1 i
+	local port=$1 ready=$TB_RUN/ready-$1
 	shift
 	rm -f "$ready"
 	tb_cg_exec h "$CG" "$TCPX" server -l "127.0.0.1:$port" --ready "$ready" "$@" \
 		>"$TB_RUN/srv-$port.json" &
 	SRV_PID=$!
 	tb_track "$SRV_PID"
-	for ((i = 0; i < 100; i++)); do
-		[[ -e $ready ]] && return 0
-		sleep 0.05
-	done
-	tb_die "tcpx server on $port did not start"
+	tb_wait_file "$ready" || tb_die "tcpx server on $port did not start"
 }
 
 client() {
