@@ -132,8 +132,20 @@ void ferry_ret_fini(struct ferry_ret *r)
 	r->addr = NULL;
 }
 
-/* Producer side: the store of prod publishes the addresses before the
- * index that covers them. */
+/*
+ * Producer side: the store of prod publishes the addresses before the
+ * index that covers them. seq_cst, paired with worker_sleep(): either the
+ * owner sees the new frames before it sleeps, or we see it asleep and wake
+ * it. Without this an idle owner refills the shared fill ring only every
+ * POLL_TIMEOUT_MS.
+ */
+static inline void ret_publish(struct ferry_ret *r, uint32_t prod)
+{
+	__atomic_store_n(&r->prod, prod, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&r->owner->sleeping, __ATOMIC_SEQ_CST)))
+		worker_wake(r->owner);
+}
+
 static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 			    uint32_t idx, uint32_t n)
 {
@@ -142,22 +154,14 @@ static inline void ret_push(struct ferry_ret *r, const struct xsk_ring_cons *rx,
 	for (i = 0; i < n; i++)
 		r->addr[(prod + i) & r->mask] =
 			xsk_ring_cons__rx_desc(rx, idx + i)->addr;
-	/* seq_cst, paired with worker_sleep(): either the owner sees the new
-	 * frames before it sleeps, or we see it asleep and wake it. Without
-	 * this an idle owner refills the shared fill ring only every
-	 * POLL_TIMEOUT_MS. */
-	__atomic_store_n(&r->prod, prod + n, __ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(&r->owner->sleeping, __ATOMIC_SEQ_CST)))
-		worker_wake(r->owner);
+	ret_publish(r, prod + n);
 }
 
 /* One frame (a foreign socket's frame too long for its egress). */
 static inline void ret_push_addr(struct ferry_ret *r, uint64_t addr)
 {
 	r->addr[r->prod & r->mask] = addr;
-	__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(&r->owner->sleeping, __ATOMIC_SEQ_CST)))
-		worker_wake(r->owner);
+	ret_publish(r, r->prod + 1);
 }
 
 /*
