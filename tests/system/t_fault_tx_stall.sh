@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The sink side stalls so the dut's TX ring fills: s0's NAPI (threaded, so
-# it can be starved) gets almost no CPU for two seconds. The dut takes from
-# its RX ring only what the egress TX ring can hold (tx_backpressure), the
-# rest backs up into the kernel's rx_ring_full/rx_dropped, veth counts what
-# it could not queue, and at the end every generated frame is accounted
-# for, to the frame, with no UMEM frame leaked.
+# it can be starved) gets almost no CPU for two seconds. d1 gets a root
+# qdisc: a veth without one drops a frame its peer's ring cannot take, with
+# one it stops its queue and copy-mode TX answers EAGAIN, as a NIC with a
+# full TX ring does. So the dut's TX ring fills, the dut takes from its RX
+# ring only what the egress TX ring can hold (tx_backpressure), the rest
+# backs up into the kernel's rx_ring_full/rx_dropped, nothing is lost at d1,
+# and at the end every generated frame is accounted for, to the frame, with
+# no UMEM frame leaked.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -19,6 +22,7 @@ tb_gen_up
 tb_dut_xconnect
 tb_sink_drop
 
+tb_exec dut tc qdisc replace dev "$(tb_ifname d1)" root pfifo limit 1000
 tb_exec sink sh -c "echo 1 > /sys/class/net/$S0/threaded"
 napi=
 for ((i = 0; i < 20; i++)); do
@@ -74,12 +78,13 @@ accounting:
   p0 RX passes cut short by a full TX ring      BP = $BP
   p1 sent                                       T  = $T   (tx_invalid_descs $TI)
   dropped by ferry                              D  = $D
-  lost by veth d1 (tx dropped: s0's ring full)  DL = $DL
+  lost by veth d1 (tx dropped)                  DL = $DL
   seen by the sink's XDP program                SV = $SV  (xsk_redirect $SX)
   sink received                                 SR = $SR
   sink lost in the kernel                       SK = $SK
 TXT
 assert_ge "tx_backpressure while the sink stalled" 1 "$BP"
+assert_eq "lost at d1 (its qdisc pushes back instead)" 0 "$DL"
 assert_eq "generated == lost at g0 + seen by the dut" "$G" $((GL + V))
 assert_eq "dut xsk_redirect == received + lost in the kernel" "$X" $((R + K))
 assert_eq "dut received == sent + dropped" "$R" $((T + D))
