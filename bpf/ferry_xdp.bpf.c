@@ -282,7 +282,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 		/* The kernel delivers only to a socket bound to the queue
 		 * the frame arrived on. */
 		if (ctx->rx_queue_index != cfg->spread_queue ||
-		    !bpf_map_lookup_elem(&xsks_map, &i)) {
+		    bpf_redirect_map(&xsks_map, i, 0) != XDP_REDIRECT) {
 			if (ctr)
 				ctr->failed++;
 			count(FERRY_R_PASS_NO_XSK, bytes);
@@ -291,7 +291,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 		if (ctr)
 			ctr->steered++;
 		count(FERRY_R_XSK_REDIRECT, bytes);
-		return bpf_redirect_map(&xsks_map, i, XDP_PASS);
+		return XDP_REDIRECT;
 	}
 	/* i was spilled and reloaded: the verifier lost its bound, so mask
 	 * it again, behind a barrier clang cannot see through. */
@@ -360,13 +360,16 @@ int ferry_xdp(struct xdp_md *ctx)
 	case FERRY_ACT_XSK:
 		if (cfg->spread_n)
 			return spread(ctx, cfg, &pkt, bytes);
+		/* One lookup decides both the verdict and its counter: a
+		 * socket leaving the map between a lookup and the redirect
+		 * would be counted as redirected and passed to the kernel. */
 		qid = ctx->rx_queue_index;
-		if (!bpf_map_lookup_elem(&xsks_map, &qid)) {
+		if (bpf_redirect_map(&xsks_map, qid, 0) != XDP_REDIRECT) {
 			count(FERRY_R_PASS_NO_XSK, bytes);
 			return XDP_PASS;
 		}
 		count(FERRY_R_XSK_REDIRECT, bytes);
-		return bpf_redirect_map(&xsks_map, qid, XDP_PASS);
+		return XDP_REDIRECT;
 	case FERRY_ACT_DROP:
 		count(FERRY_R_DROP_RULE, bytes);
 		return XDP_DROP;

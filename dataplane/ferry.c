@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ferry_int.h"
@@ -636,15 +638,28 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	return 0;
 }
 
+/*
+ * Waits for an RCU grace period: every XDP program run (a NAPI poll, BH
+ * off) that began before the call has ended, and with it the redirect it
+ * chose. MEMBARRIER_CMD_GLOBAL is synchronize_rcu() from userspace; where
+ * it is refused (nohz_full), a sleep far longer than any NAPI poll.
+ */
+static void xdp_runs_wait(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+		usleep(10000);
+}
+
 /* Waits until the kernel has nothing more for p's sockets and we have
- * nothing more for it: RX rings read, TX rings sent. */
+ * nothing more for it: RX rings read, TX rings sent. The caller has taken
+ * the sockets out of the XSKMAP or detached the program. */
 void ferry_port_drain(struct ferry_port *p)
 {
 	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
 	bool busy;
 	uint32_t i;
 
-	usleep(10000); /* redirects already in a NAPI poll finish first */
+	xdp_runs_wait(); /* redirects already chosen land first */
 	do {
 		busy = false;
 		for (i = 0; i < p->n_queues; i++) {
@@ -686,9 +701,18 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 	if (p->dpdk) {
 		ferry_dpdk_port_close(f, p);
 	} else {
-		/* No new frames into our sockets; then let the rings empty. */
-		ferry_port_xdp_detach(p);
+		/*
+		 * No new frames into our sockets, the rings emptied, and only
+		 * then the program detached. Detaching first is not enough:
+		 * veth (with GRO on, so its NAPI stays) unregisters its XDP
+		 * RX queue info right after swapping the program out, without
+		 * waiting for a poll still running the old one; a redirect
+		 * that poll makes then fails in the kernel (EINVAL: the
+		 * queue's device is gone) and no socket counts the frame.
+		 */
+		ferry_port_xsks_unmap(p);
 		ferry_port_drain(p);
+		ferry_port_xdp_detach(p);
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
 		port_close(f, p);

@@ -436,6 +436,19 @@ int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue)
 	return 0;
 }
 
+void ferry_port_xsks_unmap(struct ferry_port *p)
+{
+	uint32_t i;
+
+	if (!p->skel)
+		return; /* closed already (a failed port) */
+	/* A spread port's sockets sit at their worker's slot, not a queue. */
+	for (i = 0; i < p->n_queues; i++)
+		if (p->pq[i].xsk)
+			ferry_port_xsk_remove(p,
+					      p->spread_n ? i : p->pq[i].queue);
+}
+
 int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 {
 	uint32_t mode =

@@ -122,6 +122,12 @@ int ferry_port_cpumap_tp_attach(struct ferry_port *p);
 /* Puts a socket into the XSKMAP slot of its queue. */
 int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
 int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
+/*
+ * Takes all of p's sockets out of its XSKMAP: from then on the classifier
+ * passes p's frames to the kernel (pass_no_xsk). Redirects already under
+ * way finish within an RCU grace period (ferry_port_drain waits for one).
+ */
+void ferry_port_xsks_unmap(struct ferry_port *p);
 /* Attaches (replacing a stale ferry program); 0 or -errno with msg. */
 int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len);
 /* Detaches only if the attached program is still ours. */

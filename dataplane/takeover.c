@@ -161,8 +161,7 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
 
 		ferry_gen_destroy(p->gen);
 		p->gen = NULL;
-		for (q = 0; q < p->n_queues; q++)
-			ferry_port_xsk_remove(p, p->pq[q].queue);
+		ferry_port_xsks_unmap(p);
 	}
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_drain(f->ports[i]);

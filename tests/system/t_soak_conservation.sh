@@ -8,8 +8,9 @@
 #
 # using the dut's ledger (counters since it started, deleted ports
 # included, untouched by `stats reset`) and the kernel's counters for what
-# happens while d0 has no XDP program (frames then go to the dut's IP
-# stack). And no UMEM frame leaks: every UMEM that closed got all of its
+# goes to the dut's IP stack: while d0 has no XDP program, and what the
+# classifier passes (pass_no_xsk: a port being deleted takes its sockets
+# out of the XSKMAP before it detaches). And no UMEM frame leaks: every UMEM that closed got all of its
 # frames back. SOAK_SECS sets the length (default 45).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -88,8 +89,9 @@ s0=$(jq -c '.data.ports[] | select(.name == "s0")' <<<"$sink")
 lg() { jq -r "$1" <<<"$L"; }
 G=$(jq -r '.data.gen[0].frames' <<<"$gen")
 GL=$(($(txdrop gen g0) - GL0))
-N=$(($(stack_in) - N0))
 V=$(lg '[.xdp[]] | add')
+P=$(lg '.xdp | .pass_rule + .pass_no_rule + .pass_no_xsk')
+N=$(($(stack_in) - N0 - P))
 X=$(lg .xdp.xsk_redirect)
 R=$(lg .rx_packets)
 K=$(($(lg .rx_dropped) + $(lg .rx_ring_full)))
@@ -106,8 +108,8 @@ cat <<TXT
 soak: $n configuration changes in ${SECS}s ($(lg .ports_retired) ports retired)
   generated (full rate)                          G  = $G
   lost by veth g0                                GL = $GL
-  to the dut's IP stack (no XDP on d0)           N  = $N
-  seen by the dut's XDP programs                 V  = $V  (xsk_redirect X = $X)
+  to the dut's IP stack, no XDP on d0            N  = $N
+  seen by the dut's XDP programs                 V  = $V  (xsk_redirect X = $X, passed to the stack $P)
   dut received                                   R  = $R
   dut lost in the kernel (rx_dropped+ring_full)  K  = $K
   left in rings when a port closed               A  = $A
