@@ -50,48 +50,28 @@ int ferry_dpdk_prog_memfd(void)
 }
 
 /*
- * Points the skeleton's maps at the loaded program's maps of the same
- * name (kernel names are cut to 15 characters). Returns how many of the
- * maps a classifier must have were found.
+ * Points the skeleton's maps at the loaded program's maps of the same name
+ * and shape. Returns how many of the maps a classifier must have were
+ * found.
  */
 static int maps_reuse(struct ferry_xdp_bpf *skel, int prog_fd)
 {
-	uint32_t ids[16], i, n, len;
-	struct bpf_prog_info info = {0};
 	struct bpf_map *m;
-	int found = 0;
+	int found = 0, fd;
 
-	info.nr_map_ids = 16;
-	info.map_ids = (uintptr_t)ids;
-	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return -errno;
-	n = info.nr_map_ids < 16 ? info.nr_map_ids : 16;
-	for (i = 0; i < n; i++) {
-		struct bpf_map_info mi = {0};
-		uint32_t mlen = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
-
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		if (bpf_map__is_internal(m))
+			continue;
+		fd = ferry_prog_map_fd(prog_fd, m);
 		if (fd < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
-			close(fd);
-			continue;
-		}
-		bpf_object__for_each_map(m, skel->obj)
-		{
-			if (bpf_map__is_internal(m) ||
-			    strncmp(bpf_map__name(m), mi.name,
-				    BPF_OBJ_NAME_LEN - 1))
-				continue;
-			/* reuse_fd dups the fd: ours is closed below. */
-			if (!bpf_map__reuse_fd(m, fd) &&
-			    (m == skel->maps.ferry_cfg ||
-			     m == skel->maps.ferry_rules ||
-			     m == skel->maps.ferry_verdicts ||
-			     m == skel->maps.xsks_map))
-				found++;
-		}
+		/* reuse_fd dups the fd: ours is closed below. */
+		if (!bpf_map__reuse_fd(m, fd) &&
+		    (m == skel->maps.ferry_cfg || m == skel->maps.ferry_rules ||
+		     m == skel->maps.ferry_verdicts ||
+		     m == skel->maps.xsks_map))
+			found++;
 		close(fd);
 	}
 	return found;
@@ -102,9 +82,9 @@ static int maps_reuse(struct ferry_xdp_bpf *skel, int prog_fd)
  * classifier is not loaded; the CPUMAP program (and the enqueue
  * tracepoint, with_tp) are, so steering works as on a native port.
  */
-static int skel_adopt(struct ferry_port *p, int prog_fd, bool with_tp)
+static int skel_adopt(struct ferry_port *p, void *arg, bool with_tp)
 {
-	int err, found;
+	int err, found, prog_fd = *(int *)arg;
 
 	p->skel = ferry_xdp_bpf__open();
 	if (!p->skel)
@@ -165,18 +145,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 				  "ferry's classifier",
 				  p->ifname, info.name, id);
 	}
-	err = skel_adopt(p, fd, true);
-	if (err) {
-		/* The enqueue tracepoint is an extra, as on native ports. */
-		int tp_err = err;
-
-		err = skel_adopt(p, fd, false);
-		if (!err)
-			log_warn("port %s: xdp_cpumap_enqueue tracepoint "
-				 "unavailable (%s); CPUMAP enqueue drops are "
-				 "not counted",
-				 p->name, strerror(-tp_err));
-	}
+	err = ferry_port_load_tp_optional(p, skel_adopt, &fd);
 	close(fd);
 	if (err)
 		return ferry_fail(msg, len, err,

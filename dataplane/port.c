@@ -199,25 +199,16 @@ int ferry_port_cpumap_tp_attach(struct ferry_port *p)
 	return p->cpumap_tp ? 0 : -errno;
 }
 
-/*
- * The map called like m that program prog_id uses, if it has the same
- * shape: an fd, or -errno.
- */
-static int prog_map_fd(uint32_t prog_id, const struct bpf_map *m)
+int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m)
 {
 	struct bpf_prog_info info = {0};
 	uint32_t ids[16], len = sizeof(info), i;
-	int pfd, fd;
+	int fd;
 
-	pfd = bpf_prog_get_fd_by_id(prog_id);
-	if (pfd < 0)
-		return -errno;
 	info.nr_map_ids = 16;
 	info.map_ids = (uintptr_t)ids;
-	fd = bpf_obj_get_info_by_fd(pfd, &info, &len) ? -errno : 0;
-	close(pfd);
-	if (fd)
-		return fd;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
 	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
 		struct bpf_map_info mi = {0};
 		uint32_t mlen = sizeof(mi);
@@ -226,7 +217,7 @@ static int prog_map_fd(uint32_t prog_id, const struct bpf_map *m)
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
-		    !strcmp(mi.name, bpf_map__name(m)) &&
+		    !strncmp(mi.name, bpf_map__name(m), BPF_OBJ_NAME_LEN - 1) &&
 		    mi.type == bpf_map__type(m) &&
 		    mi.key_size == bpf_map__key_size(m) &&
 		    mi.value_size == bpf_map__value_size(m) &&
@@ -258,27 +249,32 @@ static int skel_share(struct ferry_port *p)
 {
 	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
 	char path[sizeof(p->pin_dir) + 32];
+	int err = 0, fd, prog_fd = -1;
 	size_t i;
-	int err, fd;
 
+	if (p->adopt_prog_id)
+		prog_fd = bpf_prog_get_fd_by_id(p->adopt_prog_id);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		fd = p->adopt_prog_id ? prog_map_fd(p->adopt_prog_id, maps[i])
-				      : -ENOENT;
+		fd = prog_fd >= 0 ? ferry_prog_map_fd(prog_fd, maps[i])
+				  : -ENOENT;
 		if (fd >= 0) {
 			err = bpf_map__reuse_fd(maps[i], fd);
 			close(fd);
 			if (!err)
 				continue; /* pinned after the load */
 		}
+		err = 0;
 		if (!p->pin_dir[0])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
 			 bpf_map__name(maps[i]));
 		err = bpf_map__set_pin_path(maps[i], path);
 		if (err)
-			return err;
+			break;
 	}
-	return 0;
+	if (prog_fd >= 0)
+		close(prog_fd);
+	return err;
 }
 
 /* Maps adopted by id get the pins a later successor will look for. */
@@ -299,11 +295,30 @@ static void skel_pin_adopted(struct ferry_port *p)
 	}
 }
 
+int ferry_port_load_tp_optional(struct ferry_port *p, ferry_skel_load_fn load,
+				void *arg)
+{
+	int err, tp_err;
+
+	err = load(p, arg, true);
+	if (!err)
+		return 0;
+	tp_err = err;
+	err = load(p, arg, false);
+	if (!err)
+		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
+			 "(%s); CPUMAP enqueue drops are not counted",
+			 p->name, strerror(-tp_err));
+	return err;
+}
+
 /* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
  * program, attached at once (it only counts, it changes no frame). */
-static int skel_load(struct ferry_port *p, bool with_tp)
+static int skel_load(struct ferry_port *p, void *arg, bool with_tp)
 {
 	int err;
+
+	(void)arg; /* nothing beyond p */
 
 	p->skel = ferry_xdp_bpf__open();
 	if (!p->skel)
@@ -337,20 +352,9 @@ err_skel:
  */
 static int skel_load_any(struct ferry_port *p)
 {
-	int err, tp_err;
+	int err = ferry_port_load_tp_optional(p, skel_load, NULL);
 
-	err = skel_load(p, true);
-	if (!err)
-		return 0;
-	tp_err = err;
-	err = skel_load(p, false);
-	if (!err) {
-		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
-			 "(%s); CPUMAP enqueue drops are not counted",
-			 p->name, strerror(-tp_err));
-		return 0;
-	}
-	if (!p->pin_dir[0] && !p->adopt_prog_id)
+	if (!err || (!p->pin_dir[0] && !p->adopt_prog_id))
 		return err;
 	log_warn("port %s: cannot load with the maps of the old program or "
 		 "the pins (%s); not sharing them",

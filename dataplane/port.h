@@ -119,6 +119,22 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len);
  * program, which counts the drops of p's own CPUMAP; 0 or -errno.
  */
 int ferry_port_cpumap_tp_attach(struct ferry_port *p);
+/* Loads p's skeleton (p->skel set, 0) or fails (-errno, p->skel NULL). */
+typedef int (*ferry_skel_load_fn)(struct ferry_port *p, void *arg,
+				  bool with_tp);
+/*
+ * load(p, arg, true), and when that fails load(p, arg, false) with a
+ * warning: the enqueue tracepoint is an extra (a kernel without it or
+ * without BTF still steers), so only the second failure counts.
+ */
+int ferry_port_load_tp_optional(struct ferry_port *p, ferry_skel_load_fn load,
+				void *arg);
+/*
+ * The map of the loaded program prog_fd that matches m: its name as the
+ * kernel keeps it (15 characters), type, key, value and size. An fd, or
+ * -errno (-ENOENT: none).
+ */
+int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m);
 /* Puts a socket into the XSKMAP slot of its queue. */
 int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
 int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
