@@ -78,38 +78,18 @@ static int maps_reuse(struct ferry_xdp_bpf *skel, int prog_fd)
 }
 
 /*
- * A skeleton over the PMD's program: its maps are the PMD's, its own
- * classifier is not loaded; the CPUMAP program (and the enqueue
- * tracepoint, with_tp) are, so steering works as on a native port.
+ * A skeleton over the PMD's program (arg: its fd): its maps are the PMD's,
+ * its own classifier is not loaded; the CPUMAP program (and the enqueue
+ * tracepoint) are, so steering works as on a native port.
  */
-static int skel_adopt(struct ferry_port *p, void *arg, bool with_tp)
+static int skel_adopt(struct ferry_port *p, void *arg)
 {
-	int err, found, prog_fd = *(int *)arg;
+	int found = maps_reuse(p->skel, *(int *)arg);
 
-	p->skel = ferry_xdp_bpf__open();
-	if (!p->skel)
-		return -errno;
-	found = maps_reuse(p->skel, prog_fd);
-	if (found != 4) {
-		err = found < 0 ? found : -ENOENT;
-		goto err_skel;
-	}
+	if (found != 4)
+		return found < 0 ? found : -ENOENT;
 	bpf_program__set_autoload(p->skel->progs.ferry_xdp, false);
-	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
-	err = ferry_xdp_bpf__load(p->skel);
-	if (err)
-		goto err_skel;
-	if (!with_tp)
-		return 0;
-	err = ferry_port_cpumap_tp_attach(p);
-	if (err)
-		goto err_skel;
 	return 0;
-
-err_skel:
-	ferry_xdp_bpf__destroy(p->skel);
-	p->skel = NULL;
-	return err;
 }
 
 /* Finds the program the PMD attached, adopts it and configures it. */
@@ -145,7 +125,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 				  "ferry's classifier",
 				  p->ifname, info.name, id);
 	}
-	err = ferry_port_load_tp_optional(p, skel_adopt, &fd);
+	err = ferry_port_skel_load(p, skel_adopt, &fd);
 	close(fd);
 	if (err)
 		return ferry_fail(msg, len, err,

@@ -245,13 +245,14 @@ int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m)
 		(s)->maps.xsks_map, (s)->maps.ferry_verdicts                   \
 	}
 
-static int skel_share(struct ferry_port *p)
+static int skel_share(struct ferry_port *p, void *arg)
 {
 	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
 	char path[sizeof(p->pin_dir) + 32];
 	int err = 0, fd, prog_fd = -1;
 	size_t i;
 
+	(void)arg; /* nothing beyond p */
 	if (p->adopt_prog_id)
 		prog_fd = bpf_prog_get_fd_by_id(p->adopt_prog_id);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -295,16 +296,42 @@ static void skel_pin_adopted(struct ferry_port *p)
 	}
 }
 
-int ferry_port_load_tp_optional(struct ferry_port *p, ferry_skel_load_fn load,
-				void *arg)
+/*
+ * Opens p's skeleton, lets prep point its maps, loads it and, with_tp,
+ * attaches the enqueue tracepoint program (it only counts, it changes no
+ * frame). On failure nothing is left: p->skel is NULL.
+ */
+static int skel_try(struct ferry_port *p, ferry_skel_prep_fn prep, void *arg,
+		    bool with_tp)
+{
+	int err;
+
+	p->skel = ferry_xdp_bpf__open();
+	if (!p->skel)
+		return -errno;
+	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	err = prep(p, arg);
+	if (!err)
+		err = ferry_xdp_bpf__load(p->skel);
+	if (!err && with_tp)
+		err = ferry_port_cpumap_tp_attach(p);
+	if (err) {
+		ferry_xdp_bpf__destroy(p->skel);
+		p->skel = NULL;
+	}
+	return err;
+}
+
+int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
+			 void *arg)
 {
 	int err, tp_err;
 
-	err = load(p, arg, true);
+	err = skel_try(p, prep, arg, true);
 	if (!err)
 		return 0;
 	tp_err = err;
-	err = load(p, arg, false);
+	err = skel_try(p, prep, arg, false);
 	if (!err)
 		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
 			 "(%s); CPUMAP enqueue drops are not counted",
@@ -312,49 +339,20 @@ int ferry_port_load_tp_optional(struct ferry_port *p, ferry_skel_load_fn load,
 	return err;
 }
 
-/* Opens and loads the skeleton; with_tp: also the enqueue tracepoint
- * program, attached at once (it only counts, it changes no frame). */
-static int skel_load(struct ferry_port *p, void *arg, bool with_tp)
-{
-	int err;
-
-	(void)arg; /* nothing beyond p */
-
-	p->skel = ferry_xdp_bpf__open();
-	if (!p->skel)
-		return -errno;
-	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
-	err = skel_share(p);
-	if (err)
-		goto err_skel;
-	err = ferry_xdp_bpf__load(p->skel);
-	if (err)
-		goto err_skel;
-	skel_pin_adopted(p);
-	if (!with_tp)
-		return 0;
-	err = ferry_port_cpumap_tp_attach(p);
-	if (err)
-		goto err_skel;
-	return 0;
-
-err_skel:
-	ferry_xdp_bpf__destroy(p->skel);
-	p->skel = NULL;
-	return err;
-}
-
 /*
- * The enqueue tracepoint is an extra, not a requirement: a kernel without
- * it or without BTF still gets steering. Sharing pinned maps is an extra
- * too: pins from another build whose maps differ are left alone and the
- * counters restart, rather than the port being refused.
+ * Sharing the old program's or the pinned maps is an extra, like the
+ * enqueue tracepoint: pins from another build whose maps differ are left
+ * alone and the counters restart, rather than the port being refused.
  */
 static int skel_load_any(struct ferry_port *p)
 {
-	int err = ferry_port_load_tp_optional(p, skel_load, NULL);
+	int err = ferry_port_skel_load(p, skel_share, NULL);
 
-	if (!err || (!p->pin_dir[0] && !p->adopt_prog_id))
+	if (!err) {
+		skel_pin_adopted(p);
+		return 0;
+	}
+	if (!p->pin_dir[0] && !p->adopt_prog_id)
 		return err;
 	log_warn("port %s: cannot load with the maps of the old program or "
 		 "the pins (%s); not sharing them",
@@ -362,6 +360,34 @@ static int skel_load_any(struct ferry_port *p)
 	p->pin_dir[0] = 0;
 	p->adopt_prog_id = 0;
 	return skel_load_any(p);
+}
+
+/*
+ * What is on ifindex, in o, and whether ferry may take it: 0, or -EBUSY
+ * with msg when a foreign program or a live ferryd (other than allow_pid,
+ * the daemon a hot restart takes over from) holds it.
+ */
+static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
+			   struct xdp_owner *o, char *msg, size_t len)
+{
+	int err = xdp_owner_get(ifindex, o);
+
+	if (err)
+		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+				  ifname, strerror(-err));
+	if (o->prog_id && !o->is_ferry)
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"%s already has XDP program '%s' (id %u) that "
+			"ferry did not load; remove it first "
+			"(ip link set dev %s xdp off)",
+			ifname, o->name, o->prog_id, ifname);
+	if (o->prog_id && pid_is_live_ferryd(o->owner_pid) &&
+	    o->owner_pid != allow_pid)
+		return ferry_fail(msg, len, -EBUSY,
+				  "%s is driven by ferryd pid %u", ifname,
+				  o->owner_pid);
+	return 0;
 }
 
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
@@ -383,22 +409,10 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
 		if (p->spread_n && (p->spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
-	err = xdp_owner_get(p->ifindex, &o);
+	err = xdp_owner_check(p->ifname, p->ifindex, p->adopt_pid, &o, msg,
+			      len);
 	if (err)
-		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
-				  p->ifname, strerror(-err));
-	if (o.prog_id && !o.is_ferry)
-		return ferry_fail(
-			msg, len, -EBUSY,
-			"%s already has XDP program '%s' (id %u) that "
-			"ferry did not load; remove it first "
-			"(ip link set dev %s xdp off)",
-			p->ifname, o.name, o.prog_id, p->ifname);
-	if (o.prog_id && pid_is_live_ferryd(o.owner_pid) &&
-	    o.owner_pid != p->adopt_pid)
-		return ferry_fail(msg, len, -EBUSY,
-				  "%s is driven by ferryd pid %u", p->ifname,
-				  o.owner_pid);
+		return err;
 	if (ferry_pin_dir(p->ifname, !p->adopt_pid, p->pin_dir,
 			  sizeof(p->pin_dir)))
 		p->pin_dir[0] = 0;
@@ -634,21 +648,9 @@ int ferry_port_xdp_check_free(const char *ifname, int ifindex,
 	int err;
 
 	*stale_id = 0;
-	err = xdp_owner_get(ifindex, &o);
+	err = xdp_owner_check(ifname, ifindex, 0, &o, msg, len);
 	if (err)
-		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
-				  ifname, strerror(-err));
-	if (o.prog_id && !o.is_ferry)
-		return ferry_fail(
-			msg, len, -EBUSY,
-			"%s already has XDP program '%s' (id %u) that "
-			"ferry did not load; remove it first "
-			"(ip link set dev %s xdp off)",
-			ifname, o.name, o.prog_id, ifname);
-	if (o.prog_id && pid_is_live_ferryd(o.owner_pid))
-		return ferry_fail(msg, len, -EBUSY,
-				  "%s is driven by ferryd pid %u", ifname,
-				  o.owner_pid);
+		return err;
 	*stale_id = o.prog_id;
 	return 0;
 }

@@ -119,16 +119,17 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len);
  * program, which counts the drops of p's own CPUMAP; 0 or -errno.
  */
 int ferry_port_cpumap_tp_attach(struct ferry_port *p);
-/* Loads p's skeleton (p->skel set, 0) or fails (-errno, p->skel NULL). */
-typedef int (*ferry_skel_load_fn)(struct ferry_port *p, void *arg,
-				  bool with_tp);
+/* Points the maps of p's opened, not yet loaded skeleton where they
+ * belong; 0 or -errno. */
+typedef int (*ferry_skel_prep_fn)(struct ferry_port *p, void *arg);
 /*
- * load(p, arg, true), and when that fails load(p, arg, false) with a
- * warning: the enqueue tracepoint is an extra (a kernel without it or
- * without BTF still steers), so only the second failure counts.
+ * Opens, prepares (prep) and loads p->skel with the enqueue tracepoint
+ * program attached; when that fails, once more without it, with a warning:
+ * the tracepoint is an extra (a kernel without it or without BTF still
+ * steers). 0 with p->skel loaded, or -errno with p->skel NULL.
  */
-int ferry_port_load_tp_optional(struct ferry_port *p, ferry_skel_load_fn load,
-				void *arg);
+int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
+			 void *arg);
 /*
  * The map of the loaded program prog_fd that matches m: its name as the
  * kernel keeps it (15 characters), type, key, value and size. An fd, or
