@@ -321,10 +321,7 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	if (!fit)
 		return n;
 	out->tx_batch += fit;
-	if (!out->touched) {
-		out->touched = 1;
-		w->touched[w->n_touched++] = out;
-	}
+	ferry_worker_touch(w, out);
 	ferry_ctr_add(&out->c.tx_packets, fit);
 	ferry_ctr_add(&out->c.tx_bytes, bytes);
 	ferry_ctr_add(&w->c.tx_packets, fit);
@@ -342,20 +339,14 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
 	if (!n)
 		return 0;
-	if (unlikely(pq->ret)) {
-		/* Software RSS: the frames belong to the pool owner's UMEM. */
-		for (i = 0; i < n; i++)
-			bytes += xsk_ring_cons__rx_desc(&x->rx, idx + i)->len;
-		ret_push(pq->ret, &x->rx, idx, n);
-	} else {
-		for (i = 0; i < n; i++) {
-			const struct xdp_desc *d =
-				xsk_ring_cons__rx_desc(&x->rx, idx + i);
-
-			bytes += d->len;
-			ferry_umem_put(w->umem, d->addr);
-		}
+	if (likely(!pq->ret)) {
+		ferry_worker_rx_drop(w, pq, idx, n, reason);
+		return n;
 	}
+	/* Software RSS: the frames belong to the pool owner's UMEM. */
+	for (i = 0; i < n; i++)
+		bytes += xsk_ring_cons__rx_desc(&x->rx, idx + i)->len;
+	ret_push(pq->ret, &x->rx, idx, n);
 	xsk_ring_cons__release(&x->rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, n);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
@@ -452,10 +443,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	}
 	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
 	pq->tx_batch += n;
-	if (!pq->touched) {
-		pq->touched = 1;
-		w->touched[w->n_touched++] = pq;
-	}
+	ferry_worker_touch(w, pq);
 	ferry_ctr_add(&pq->c.tx_packets, n);
 	ferry_ctr_add(&pq->c.tx_bytes, (uint64_t)n * g->size);
 	ferry_ctr_add(&w->c.tx_packets, n);

@@ -214,6 +214,30 @@ static inline void ferry_worker_touch(struct ferry_worker *w,
 	}
 }
 
+/*
+ * Gives the n frames just peeked at idx of pq's RX ring back to the
+ * worker's pool unforwarded: received, and dropped for reason.
+ */
+static inline void ferry_worker_rx_drop(struct ferry_worker *w,
+					struct ferry_pq *pq, uint32_t idx,
+					uint32_t n, uint64_t *reason)
+{
+	struct xsk_ring_cons *rx = &pq->xsk->rx;
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(rx, idx + i);
+
+		bytes += d->len;
+		ferry_umem_put(w->umem, d->addr);
+	}
+	xsk_ring_cons__release(rx, n);
+	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes);
+	ferry_ctr_add(reason, n);
+}
+
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */
 uint64_t ferry_now_ns(void);
 

@@ -197,17 +197,7 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 		return 0;
 	/* An empty pool drops the burst rather than stalling the ring. */
 	if (unlikely(rte_pktmbuf_alloc_bulk(out->dq->pool, m, n))) {
-		for (i = 0; i < n; i++) {
-			const struct xdp_desc *d =
-				xsk_ring_cons__rx_desc(&x->rx, idx + i);
-
-			bytes += d->len;
-			ferry_umem_put(w->umem, d->addr);
-		}
-		xsk_ring_cons__release(&x->rx, n);
-		ferry_ctr_add(&pq->c.rx_packets, n);
-		ferry_ctr_add(&pq->c.rx_bytes, bytes);
-		ferry_ctr_add(&pq->c.drop.tx_ring_full, n);
+		ferry_worker_rx_drop(w, pq, idx, n, &pq->c.drop.tx_ring_full);
 		return n;
 	}
 	for (i = 0; i < n; i++) {
