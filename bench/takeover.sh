@@ -38,10 +38,7 @@ while (($#)); do
 done
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 # Counters now: sink rx, pass_no_xsk on p0, drops at the dut's sockets,
 # drops at the sink's. Nothing is reset: every row is a difference.

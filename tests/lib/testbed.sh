@@ -429,6 +429,31 @@ tb_sink_drop() {
 		tb_do sink drop s0 >/dev/null
 }
 
+# The whole std3 chain, every ferryd up: generator g0 -> dut p0 -> p1 ->
+# sink s0 (drop).
+tb_std3_chain() {
+	tb_std3 && tb_gen_up && tb_dut_xconnect && tb_sink_drop
+}
+
+# Builds another tool's XDP program, one that passes every frame:
+# $TB_RUN/foreign.o, section "xdp".
+tb_foreign_xdp_build() {
+	local multiarch
+	cat >"$TB_RUN/foreign.c" <<'C'
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int foreign_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+C
+	multiarch=$(cc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	clang -O2 -g -target bpf -I"/usr/include/$multiarch" \
+		-c "$TB_RUN/foreign.c" -o "$TB_RUN/foreign.o"
+}
+
 # ---- reading ferryd's stats ----
 
 # tb_stat NAME PORT KEY: a port's total counter (0 if absent).

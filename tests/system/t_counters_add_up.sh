@@ -10,10 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 tb_do gen gen start g0 rate 200000 count 400000 >/dev/null
 tb_wait_gen_done gen g0 60

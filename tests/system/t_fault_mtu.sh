@@ -14,10 +14,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/fault.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 mac=$(tb_mac dut d0)
 
 burst() { # SIZE: 2000 frames of SIZE bytes through the dut

@@ -10,10 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/fault.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" >/dev/null # full rate
 fault_wait_ge "p1 tx_packets under load" 10000 tb_stat dut p1 tx_packets

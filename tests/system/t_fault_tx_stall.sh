@@ -17,10 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/fault.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 tb_exec dut tc qdisc replace dev "$(tb_ifname d1)" root pfifo limit 1000
 tb_exec sink sh -c "echo 1 > /sys/class/net/$S0/threaded"

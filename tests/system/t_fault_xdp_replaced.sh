@@ -13,24 +13,9 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/fault.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
-cat >"$TB_RUN/foreign.c" <<'C'
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-SEC("xdp")
-int foreign_pass(struct xdp_md *ctx)
-{
-	return XDP_PASS;
-}
-char _license[] SEC("license") = "GPL";
-C
-multiarch=$(cc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-clang -O2 -g -target bpf -I"/usr/include/$multiarch" \
-	-c "$TB_RUN/foreign.c" -o "$TB_RUN/foreign.o"
+tb_foreign_xdp_build
 foreign() { tb_exec dut ip -force link set dev "$D0" xdpdrv obj "$TB_RUN/foreign.o" sec xdp; }
 
 tb_do gen gen start g0 rate 20000 dst-mac "$(tb_mac dut d0)" >/dev/null

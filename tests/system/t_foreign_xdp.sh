@@ -11,19 +11,7 @@ set -euo pipefail
 tb_init
 tb_std3
 
-cat >"$TB_RUN/foreign.c" <<'C'
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-SEC("xdp")
-int foreign_pass(struct xdp_md *ctx)
-{
-	return XDP_PASS;
-}
-char _license[] SEC("license") = "GPL";
-C
-multiarch=$(cc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-clang -O2 -g -target bpf -I"/usr/include/$multiarch" \
-	-c "$TB_RUN/foreign.c" -o "$TB_RUN/foreign.o"
+tb_foreign_xdp_build
 tb_exec dut ip link set dev "$D0" xdp obj "$TB_RUN/foreign.o" sec xdp
 before=$(tb_xdp_prog_id dut d0)
 echo "foreign program on d0: id $before"

@@ -12,10 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 pid=${TB_PID_OF[dut]}
 
 # CAP_NET_ADMIN 12, NET_RAW 13, IPC_LOCK 14, SYS_ADMIN 21, PERFMON 38, BPF 39

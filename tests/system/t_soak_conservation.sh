@@ -22,10 +22,7 @@ set -euo pipefail
 
 SECS=${SOAK_SECS:-45}
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 # Without an XDP program on d0 (between port del and port add), frames the
 # generator redirects into g0 would vanish uncounted unless d0 has a NAPI
 # to take them (docs/kernel-facts.md: veth); with GRO on, they reach the IP stack.

@@ -25,10 +25,7 @@ N=300000
 RATE=100000
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 # tb_takeover NAME: a --takeover ferryd on dut's socket, tracked as NAME.
 # Its `ip netns exec` mounts a bpffs of its own, without the old one's pins:

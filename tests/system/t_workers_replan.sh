@@ -9,10 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 tb_init
-tb_std3
-tb_gen_up
-tb_dut_xconnect
-tb_sink_drop
+tb_std3_chain
 
 before=$(tb_ctlj dut show config | jq -r .data)
 assert_fail tb_ctl dut workers 63
