@@ -9,14 +9,14 @@
 #   px_setup                  namespaces, links, addresses; ferryd "px" in px
 #   px_bg NS OUTFILE CMD...   CMD in NS in the background, stdout to OUTFILE;
 #                             its PID (tracked for the trap) in PX_PID
-#   px_server NS ADDR:PORT OUT [ARGS]  tcpx server, returns once it listens
+#   px_server NS ADDR:PORT OUT [ARGS]  tcpx server, returns once it listens,
+#                                      stdout and stderr to OUT, PID in PX_PID
 #   px_flow_field PROXY FIELD          a field of the proxy's first flow
 #                                      (jq path below .flows[0])
 #   px_kernel_held            bytes between the two TCP stacks in px by the
 #                             kernel's own counters (ss): bytes_received of
 #                             the socket facing the client minus bytes_acked
 #                             of the socket facing the server
-TCPX=$(tb__abs "${TCPX:-build/tests/tcpx}")
 PX_CLI4=10.78.1.1 PX_PX4=10.78.1.2 PX_PXB4=10.78.2.2 PX_SRV4=10.78.2.1
 PX_CLI6=fd78:1::1 PX_PX6=fd78:1::2 PX_PXB6=fd78:2::2 PX_SRV6=fd78:2::1
 PX_PID=
@@ -55,14 +55,10 @@ px_bg() {
 }
 
 px_server() {
-	local ns=$1 addr=$2 out=$3 ready
-	shift 3
-	ready="$out.ready"
-	rm -f "$ready"
-	px_bg "$ns" "$out" "$TCPX" server -l "$addr" --ready "$ready" "$@"
-	tb_wait_file "$ready" && return 0
-	tb_log "tcpx server on $addr did not start: $(cat "$out")"
-	return 1
+	local rc=0
+	tb_tcpx_server "$1" "$2" "$3" --stderr "${@:4}" || rc=$?
+	PX_PID=$TB_TCPX_PID
+	return "$rc"
 }
 
 px_flow_field() {

@@ -20,6 +20,10 @@
 #                                of this run's own (outside /sys, which
 #                                `ip netns exec` remounts)
 #   tb_cg_exec NS CGROUP CMD...  CMD in the namespace, moved into CGROUP
+#   tb_tcpx_server NS ADDR:PORT OUT [--cgroup CG] [--stderr] [ARGS...]
+#                                tcpx server in NS (in CG), stdout (and with
+#                                --stderr, stderr) to OUT; returns once it
+#                                listens, its PID in $TB_TCPX_PID
 #
 # Namespaces and interfaces carry the prefix, so parallel runs never collide;
 # interfaces are created directly inside their namespaces and never appear in
@@ -39,6 +43,7 @@ tb__abs() {
 
 FERRYD=$(tb__abs "${FERRYD:-build/dataplane/ferryd}")
 FERRYCTL=$(tb__abs "${FERRYCTL:-build/ctl/ferryctl}")
+TCPX=$(tb__abs "${TCPX:-build/tests/tcpx}")
 if [[ -z ${PYTHON:-} ]]; then
 	if [[ -x /usr/bin/python3 ]]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
 fi
@@ -55,6 +60,7 @@ TB_EXIT_RC=
 TB_CGMNT=
 TB_CGROUPS=()
 TB_CGROUP=
+TB_TCPX_PID=
 
 # tb_global_lock NAME: waits for, then holds until the test exits, a lock
 # shared by every run on this host, for a test that changes host-wide state
@@ -218,11 +224,48 @@ tb_cgroup() {
 # tb_cg_exec NS CGROUP CMD...: the shell joins CGROUP, then execs CMD, so
 # CMD's sockets are born in the cgroup.
 # shellcheck disable=SC2016 # expanded by sh, not here
+TB_CG_EXEC='echo $$ >"$0/cgroup.procs" && exec "$@"'
 tb_cg_exec() {
 	local ns cg=$2
 	ns=$(tb_nsname "$1")
 	shift 2
-	ip netns exec "$ns" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+	ip netns exec "$ns" sh -c "$TB_CG_EXEC" "$cg" "$@"
+}
+
+# tb_tcpx_server NS ADDR:PORT OUT [--cgroup CG] [--stderr] [ARGS...]: starts
+# `$TCPX server -l ADDR:PORT --ready OUT.ready ARGS...` in NS, in cgroup CG
+# when given (as tb_cg_exec does), stdout to OUT, stderr too with --stderr
+# (else the caller's). Returns once the server listens, its PID (tracked
+# for the trap) in TB_TCPX_PID; when it does not within 5 s, logs OUT and
+# returns 1.
+tb_tcpx_server() {
+	local ns addr=$2 out=$3 efd=2 run
+	ns=$(tb_nsname "$1")
+	shift 3
+	run=(ip netns exec "$ns")
+	while (($#)); do
+		case $1 in
+		--cgroup)
+			run+=(sh -c "$TB_CG_EXEC" "$2")
+			shift 2
+			;;
+		--stderr)
+			efd=1
+			shift
+			;;
+		*) break ;;
+		esac
+	done
+	[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first, or set TCPX)"
+	rm -f "$out.ready"
+	# A simple command, not a function, so that ip, sh and tcpx all exec
+	# in the one child: $! is tcpx itself.
+	"${run[@]}" "$TCPX" server -l "$addr" --ready "$out.ready" "$@" >"$out" 2>&"$efd" &
+	TB_TCPX_PID=$!
+	tb_track "$TB_TCPX_PID"
+	tb_wait_file "$out.ready" && return 0
+	tb_log "tcpx server on $addr did not start: $(cat "$out")"
+	return 1
 }
 
 # Full namespace name: "gen" -> "$TB_P-gen"; a full name is kept.

@@ -26,7 +26,6 @@ set -euo pipefail
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
 
-TCPX=$(tb__abs "${TCPX:-build/tests/tcpx}")
 [[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
 
 tb_init
@@ -63,17 +62,12 @@ flow() {
 # client in the cgroup; fails unless both ends say it was all verified.
 # The server listens on $SRV_ADDR when set, else on ADDR.
 xfer() {
-	local addr=$1 port=$2 bytes=$3 msg=$4 srv_out ready cli sp rc=0
+	local addr=$1 port=$2 bytes=$3 msg=$4 srv_out cli rc=0
 	shift 4
 	srv_out=$TB_RUN/srv-$port.json
-	ready=$TB_RUN/ready-$port
-	rm -f "$ready"
-	tb_cg_exec h "$CG" "$TCPX" server -l "${SRV_ADDR:-$addr}:$port" --ready "$ready" >"$srv_out" &
-	sp=$!
-	tb_track "$sp"
-	tb_wait_file "$ready" || true
+	tb_tcpx_server h "${SRV_ADDR:-$addr}:$port" "$srv_out" --cgroup "$CG"
 	cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "$addr:$port" -n "$bytes" -m "$msg" "$@") || rc=$?
-	wait "$sp" || rc=$?
+	wait "$TB_TCPX_PID" || rc=$?
 	echo "    client: $cli"
 	echo "    server: $(cat "$srv_out")"
 	assert_eq "$addr:$port $bytes B in $msg B sends: tcpx exit codes" 0 "$rc"
@@ -159,14 +153,9 @@ assert_json .data.counters.sockets_added "$before" "$(tb_do dut sockmap show)"
 
 # ---- a peer outside the map: that direction goes over TCP, and stays ----
 # The server runs outside the cgroup, so only the client's socket is added.
-ready=$TB_RUN/ready-7008
-rm -f "$ready"
-tb_exec h "$TCPX" server -l 127.0.0.1:7008 --ready "$ready" >"$TB_RUN/srv-7008.json" &
-sp=$!
-tb_track $sp
-tb_wait_file "$ready" || true
+tb_tcpx_server h 127.0.0.1:7008 "$TB_RUN/srv-7008.json"
 tb_cg_exec h "$CG" "$TCPX" client -d 127.0.0.1:7008 -n 50000000 -m 1024 >/dev/null
-wait $sp
+wait "$TB_TCPX_PID"
 assert_json .ok true "$(cat "$TB_RUN/srv-7008.json")"
 assert_json .bytes 50000000 "$(cat "$TB_RUN/srv-7008.json")"
 assert_eq "no peer: path" tcp "$(flow 7008 path)"
@@ -181,14 +170,9 @@ ip -n "$(tb_nsname h)" addr add 10.79.0.1/24 dev "$(tb_ifname v0)"
 ip -n "$(tb_nsname r)" addr add 10.79.0.2/24 dev "$(tb_ifname v1)"
 ip -n "$(tb_nsname r)" link set lo up
 nl=$(tb_do dut sockmap show | jq .data.counters.not_local)
-ready=$TB_RUN/ready-7009
-rm -f "$ready"
-tb_exec r "$TCPX" server -l 10.79.0.2:7009 --ready "$ready" >"$TB_RUN/srv-7009.json" &
-sp=$!
-tb_track $sp
-tb_wait_file "$ready" || true
+tb_tcpx_server r 10.79.0.2:7009 "$TB_RUN/srv-7009.json"
 tb_cg_exec h "$CG" "$TCPX" client -d 10.79.0.2:7009 -n 1000000 -m 1024 >/dev/null
-wait $sp
+wait "$TB_TCPX_PID"
 assert_json .ok true "$(cat "$TB_RUN/srv-7009.json")"
 assert_eq "remote peer: no flow entry" none "$(flow 7009 verdict_runs)"
 assert_json .data.counters.not_local $((nl + 1)) "$(tb_do dut sockmap show)"

@@ -22,7 +22,6 @@ set -euo pipefail
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
 
-TCPX=$(tb__abs "${TCPX:-build/tests/tcpx}")
 [[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
 
 tb_init
@@ -38,14 +37,11 @@ tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 >/dev/null
 # server PORT ARGS...: starts a tcpx server in the cgroup, waits until it
 # listens; its PID in SRV_PID, its output in $TB_RUN/srv-PORT.json.
 server() {
-	local port=$1 ready=$TB_RUN/ready-$1
+	local port=$1
 	shift
-	rm -f "$ready"
-	tb_cg_exec h "$CG" "$TCPX" server -l "127.0.0.1:$port" --ready "$ready" "$@" \
-		>"$TB_RUN/srv-$port.json" &
-	SRV_PID=$!
-	tb_track "$SRV_PID"
-	tb_wait_file "$ready" || tb_die "tcpx server on $port did not start"
+	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/srv-$port.json" --cgroup "$CG" "$@" ||
+		tb_die "tcpx server on $port did not start"
+	SRV_PID=$TB_TCPX_PID
 }
 
 client() {
