@@ -41,7 +41,6 @@ while (($#)); do
 	shift
 done
 
-TCPX=$REPO/build/tests/tcpx
 [[ -x $TCPX ]] || tb_die "build first (./run build): no $TCPX"
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -69,21 +68,14 @@ PORT=9000
 # one_run ROW PLACEMENT SIZE: sets MBPS to the client's MB/s. Not in $(...):
 # PORT must advance and only this shell can wait for its children.
 one_run() {
-	local row=$1 place=$2 size=$3 bytes ready sp out scpu=1 extra=() rc=0
+	local row=$1 place=$2 size=$3 bytes sp out scpu=1 extra=() rc=0
 	bytes=$(bytes_for "$size")
 	[[ $place == same ]] && scpu=0
 	[[ $row == nodelay ]] && extra=(--nodelay)
 	PORT=$((PORT + 1))
-	ready=$TB_RUN/ready.$PORT
-	rm -f "$ready"
-	tb_cg_exec h "$CG" "$TCPX" server -l "127.0.0.1:$PORT" -c "$scpu" --ready "$ready" \
-		>"$TB_RUN/srv.json" &
-	sp=$!
-	tb_track "$sp"
-	for ((i = 0; i < 100; i++)); do
-		[[ -e $ready ]] && break
-		sleep 0.05
-	done
+	tb_tcpx_server h "127.0.0.1:$PORT" "$TB_RUN/srv.json" --cgroup "$CG" -c "$scpu" ||
+		tb_die "$row/$place/$size: tcpx server did not start"
+	sp=$TB_TCPX_PID
 	out=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$PORT" -c 0 -n "$bytes" -m "$size" \
 		"${extra[@]}") || rc=$?
 	wait "$sp" || rc=$?
