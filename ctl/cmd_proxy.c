@@ -23,14 +23,29 @@ static int kw_limit(const char *val, void *dst, struct ctl_err *err)
 			     dst, "limit", err);
 }
 
+static int kw_coalesce(const char *val, void *dst, struct ctl_err *err)
+{
+	uint64_t v;
+	int rc = ctl_parse_u64(val, 0, FERRY_PROXY_COALESCE_MAX, &v, "coalesce",
+			       err);
+
+	if (!rc)
+		*(uint32_t *)dst = (uint32_t)v;
+	return rc;
+}
+
 int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
 		  struct ctl_err *err)
 {
-	struct ferry_proxy_params pp = {.limit = FERRY_PROXY_LIMIT_DEFAULT};
+	struct ferry_proxy_params pp = {
+		.limit = FERRY_PROXY_LIMIT_DEFAULT,
+		.coalesce = FERRY_PROXY_COALESCE_DEFAULT,
+	};
 	const struct ctl_kw kw[] = {
 		{"listen", kw_addr, &pp.listen},
 		{"backend", kw_addr, &pp.backend},
 		{"limit", kw_limit, &pp.limit},
+		{"coalesce", kw_coalesce, &pp.coalesce},
 	};
 	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
 	int rc;

@@ -13,6 +13,7 @@ int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
 		   struct ctl_err *err);
 
 #define CMD_PROXY_ADD_ARGS                                                     \
-	"NAME listen ADDR:PORT backend ADDR:PORT [limit BYTES]"
+	"NAME listen ADDR:PORT backend ADDR:PORT [limit BYTES] "               \
+	"[coalesce BYTES]"
 
 #endif /* FERRY_CTL_CMD_PROXY_H */

@@ -25,6 +25,24 @@
  * on resume, a socket in CLOSE_WAIT can't be put back into a sockmap, and
  * the bound would then depend on the tick being on time, which it is not
  * on two busy cores (5-15 ms late measured).
+ *
+ * Coalescing. The verdict takes each segment in softirq as it arrives, so
+ * the receive queue is empty whenever TCP decides about an ACK, and it
+ * ACKs a small pushed segment at once: the sender's Nagle then never has
+ * unacknowledged data to wait behind and sends every small write alone
+ * (64 B writes: 130-byte packets through this proxy, 615-byte ones through
+ * a userspace splice(2) proxy, which reads later). So while a direction
+ * streams small segments (a tick that moved COALESCE_MIN_SKBS skbs or more
+ * of COALESCE_SMALL bytes or less on average), the receiving socket's
+ * SO_RCVLOWAT is raised to the proxy's coalesce mark: TCP then calls
+ * data_ready, and so the verdict, only once that many bytes wait (or its
+ * window runs low), delays its ACKs, and the sender coalesces. The first
+ * tick in which the direction moved less than the mark puts SO_RCVLOWAT
+ * back to 1, which (tcp_set_rcvlowat -> tcp_data_ready) hands what waits
+ * to the verdict at once: bytes below the mark wait about one tick at
+ * most, later only when the tick is late. Larger segments are left alone:
+ * at 1 KiB writes a raised mark made the proxy slower (the sender then
+ * waits for delayed ACKs).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -51,10 +69,12 @@
 #include "log.h"
 #include "proxy.h"
 
-#define TICK_NS	       1000000	   /* publish acked, copy held bytes */
-#define COPY_BUF       (64 * 1024) /* per direction, while holding */
-#define MAX_EVENTS     64
-#define LISTEN_BACKLOG 256
+#define TICK_NS		  1000000     /* publish acked, copy held bytes */
+#define COPY_BUF	  (64 * 1024) /* per direction, while holding */
+#define MAX_EVENTS	  64
+#define LISTEN_BACKLOG	  256
+#define COALESCE_MIN_SKBS 16  /* in one tick, to raise the mark */
+#define COALESCE_SMALL	  512 /* bytes per skb, on average, to raise it */
 
 /* What an epoll token names: kind (8 bits), index (24), generation (32). */
 enum tok_kind {
@@ -84,10 +104,11 @@ struct listener {
 	char name[FERRY_PROXY_NAME_MAX];
 	struct ferry_proxy_addr listen, backend;
 	uint64_t limit;
+	uint32_t coalesce;
 	int fd;
 	/* Totals; flows that ended add their bytes here. */
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
-	uint64_t holds, copied, max_queued;
+	uint64_t holds, copied, max_queued, coalesced;
 	uint64_t bytes[2];
 };
 
@@ -96,6 +117,7 @@ struct flow {
 	uint32_t gen;
 	int owner; /* listener index, -1 once its proxy was deleted */
 	uint64_t limit;
+	uint32_t coalesce;
 	int fd[2];
 	uint64_t cookie[2];
 	bool plain[2]; /* side s is not in the sockmap: copied by us */
@@ -106,6 +128,11 @@ struct flow {
 	uint32_t buf_off[2], buf_len[2];
 	uint64_t queued[2], max_queued;
 	struct ferry_proxy_addr peer;
+	/* Coalescing: skbs and bytes of direction s at the last tick, the
+	 * SO_RCVLOWAT side s has now, times it was raised. */
+	uint64_t seen_skbs[2], seen_bytes[2];
+	uint32_t lowat[2];
+	uint64_t coalesced[2];
 };
 
 struct ferry_proxy {
@@ -382,6 +409,7 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 				     px->ctl[slot_of(px, fl)].copied[1];
 			l->holds += ctr_of(px, fl, 0)->holds +
 				    ctr_of(px, fl, 1)->holds;
+			l->coalesced += fl->coalesced[0] + fl->coalesced[1];
 		}
 		if (how == END_DONE)
 			l->completed++;
@@ -485,6 +513,7 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 		 * when the next segment comes. */
 		setsockopt(fl->fd[s], SOL_SOCKET, SO_RCVLOWAT, &one,
 			   sizeof(one));
+		fl->lowat[s] = 1;
 	}
 	/* Edge-triggered FIN/error watch: EPOLLIN would fire for every
 	 * byte a socket holds. */
@@ -533,6 +562,7 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 		fl->fd[BACKEND] = bfd;
 		fl->owner = (int)li;
 		fl->limit = l->limit;
+		fl->coalesce = l->coalesce;
 		fl->peer = peer;
 		fl->state = FLOW_CONNECTING;
 		if (!px->n_flows++)
@@ -657,6 +687,31 @@ static bool dir_drained(struct ferry_proxy *px, struct flow *fl, int s)
 	       handed_to_tcp(px, fl, s);
 }
 
+/* SO_RCVLOWAT of side s for the next tick (see Coalescing at the top). */
+static void coalesce_tick(struct ferry_proxy *px, struct flow *fl, int s)
+{
+	const struct ferry_proxy_dir_ctr *c = ctr_of(px, fl, s);
+	uint64_t skbs = ctr_read(&c->skbs) + ctr_read(&c->held_skbs);
+	uint64_t bytes = ctr_read(&c->bytes) + ctr_read(&c->held);
+	uint64_t n = skbs - fl->seen_skbs[s], b = bytes - fl->seen_bytes[s];
+	int want = 1;
+
+	fl->seen_skbs[s] = skbs;
+	fl->seen_bytes[s] = bytes;
+	if (!fl->coalesce || fl->plain[s])
+		return;
+	if (fl->lowat[s] > 1)
+		want = b >= fl->coalesce ? (int)fl->lowat[s] : 1;
+	else if (n >= COALESCE_MIN_SKBS && b <= n * COALESCE_SMALL)
+		want = (int)fl->coalesce;
+	if ((uint32_t)want == fl->lowat[s] ||
+	    setsockopt(fl->fd[s], SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)))
+		return;
+	if (want > 1)
+		fl->coalesced[s]++;
+	fl->lowat[s] = (uint32_t)want;
+}
+
 /* One tick of one flow: publish acked, copy held bytes, pass FINs on. */
 static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 {
@@ -669,6 +724,7 @@ static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 		struct tcp_info ti;
 		int d = s ^ 1;
 
+		coalesce_tick(px, fl, s);
 		/* m - the last acked bounds pending from above: only ask
 		 * the kernel when that bound nears the limit, or bytes are
 		 * held. */
@@ -920,6 +976,14 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 			msg, len, -EINVAL,
 			"bad proxy name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
 			pp->name, FERRY_PROXY_NAME_MAX - 1);
+	/* A mark over the receive buffer (rcvbuf_set) would only be met
+	 * when the window runs low. */
+	if (pp->coalesce > pp->limit / 8)
+		return ferry_fail(msg, len, -ERANGE,
+				  "coalesce %u is over limit/8 (%llu), the "
+				  "receive buffer",
+				  pp->coalesce,
+				  (unsigned long long)(pp->limit / 8));
 	pthread_mutex_lock(&px->lock);
 	if (find(px, pp->name)) {
 		rc = ferry_fail(msg, len, -EEXIST, "proxy %s exists", pp->name);
@@ -948,6 +1012,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 	l->listen = pp->listen;
 	l->backend = pp->backend;
 	l->limit = pp->limit;
+	l->coalesce = pp->coalesce;
 	l->fd = fd;
 	l->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 	rc = ep_add(px, fd, tok(TOK_LISTEN, (uint32_t)(l - px->ls), l->gen));
@@ -1017,6 +1082,10 @@ static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
 		json_object_set_new(dir[s], "eof", json_boolean(fl->eof[s]));
 		json_object_set_new(dir[s], "plain",
 				    json_boolean(fl->plain[s]));
+		json_object_set_new(dir[s], "rcvlowat",
+				    json_integer((json_int_t)fl->lowat[s]));
+		json_object_set_new(dir[s], "coalesced",
+				    json_integer((json_int_t)fl->coalesced[s]));
 	}
 	ferry_proxy_addr_text(&fl->peer, peer, sizeof(peer));
 	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:I}", "slot",
@@ -1030,7 +1099,7 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 {
 	char la[64], ba[64];
 	uint64_t bytes[2] = {l->bytes[0], l->bytes[1]};
-	uint64_t holds = l->holds, copied = l->copied;
+	uint64_t holds = l->holds, copied = l->copied, coalesced = l->coalesced;
 	json_t *flows = json_array();
 	int i, s;
 
@@ -1046,23 +1115,26 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 			bytes[s] += moved(px, fl, s);
 			holds += ctr_read(&ctr_of(px, fl, s)->holds);
 			copied += px->ctl[i].copied[s];
+			coalesced += fl->coalesced[s];
 		}
 	}
 	ferry_proxy_addr_text(&l->listen, la, sizeof(la));
 	ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
 	return json_pack(
 		"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:I, s:I, s:I, s:o}",
+		"s:I, s:I, s:I, s:I, s:I, s:o}",
 		"name", l->name, "listen", la, "backend", ba, "limit",
-		(json_int_t)l->limit, "accepted", (json_int_t)l->accepted,
-		"active", (json_int_t)json_array_size(flows), "completed",
+		(json_int_t)l->limit, "coalesce", (json_int_t)l->coalesce,
+		"accepted", (json_int_t)l->accepted, "active",
+		(json_int_t)json_array_size(flows), "completed",
 		(json_int_t)l->completed, "aborted", (json_int_t)l->aborted,
 		"backend_failed", (json_int_t)l->backend_failed,
 		"rejected_full", (json_int_t)l->rejected_full,
 		"bytes_client_to_backend", (json_int_t)bytes[0],
 		"bytes_backend_to_client", (json_int_t)bytes[1], "holds",
 		(json_int_t)holds, "bytes_copied", (json_int_t)copied,
-		"max_queued", (json_int_t)l->max_queued, "flows", flows);
+		"max_queued", (json_int_t)l->max_queued, "coalesced",
+		(json_int_t)coalesced, "flows", flows);
 }
 
 json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
@@ -1115,8 +1187,11 @@ char *ferry_proxy_config_text(struct ferry_proxy *px)
 			continue;
 		ferry_proxy_addr_text(&l->listen, la, sizeof(la));
 		ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
-		fprintf(fp, "proxy add %s listen %s backend %s limit %llu\n",
-			l->name, la, ba, (unsigned long long)l->limit);
+		fprintf(fp,
+			"proxy add %s listen %s backend %s limit %llu "
+			"coalesce %u\n",
+			l->name, la, ba, (unsigned long long)l->limit,
+			l->coalesce);
 	}
 	pthread_mutex_unlock(&px->lock);
 	if (fclose(fp)) {

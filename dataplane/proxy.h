@@ -10,6 +10,11 @@
  * where TCP flow control pushes back on the sender, and ferryd copies the
  * held bytes on in order.
  *
+ * While a direction streams small segments, the receiving socket's
+ * SO_RCVLOWAT is raised (coalesce), so the sender's small writes are
+ * coalesced into full segments before the verdict takes them; bytes below
+ * the mark wait about one tick at most (see proxy.c).
+ *
  * One thread owns the sockets: it accepts, connects, watches for FIN and
  * errors, and every millisecond publishes what each peer acknowledged and
  * copies held bytes. The control thread calls add/del/show/config under
@@ -33,11 +38,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define FERRY_PROXY_NAME_MAX	  32
-#define FERRY_PROXY_MAX		  64
-#define FERRY_PROXY_LIMIT_DEFAULT (4ull << 20)
-#define FERRY_PROXY_LIMIT_MIN	  (64ull << 10)
-#define FERRY_PROXY_LIMIT_MAX	  (1ull << 30)
+#define FERRY_PROXY_NAME_MAX	     32
+#define FERRY_PROXY_MAX		     64
+#define FERRY_PROXY_LIMIT_DEFAULT    (4ull << 20)
+#define FERRY_PROXY_LIMIT_MIN	     (64ull << 10)
+#define FERRY_PROXY_LIMIT_MAX	     (1ull << 30)
+#define FERRY_PROXY_COALESCE_DEFAULT 2048
+#define FERRY_PROXY_COALESCE_MAX     (1u << 20)
 
 struct ferry_proxy;
 
@@ -51,6 +58,8 @@ struct ferry_proxy_params {
 	struct ferry_proxy_addr listen;
 	struct ferry_proxy_addr backend;
 	uint64_t limit; /* bytes queued per flow and direction */
+	/* SO_RCVLOWAT while a direction streams small segments; 0: never */
+	uint32_t coalesce;
 };
 
 /* Starts the proxy thread; the BPF object is loaded at the first add. */

@@ -4,8 +4,10 @@
 # and IPv6. Checked for every transfer: the server verifies every byte's
 # value and position and reports the full count, the client saw no error,
 # the proxy counted the bytes and the flow completed (FIN passed on in
-# both directions, sockets closed), no flow is left behind. Also: the
-# proxy's lines in show config.
+# both directions, sockets closed), no flow is left behind. The IPv4 proxy
+# coalesces small segments (the default), the IPv6 one does not
+# (coalesce 0): the IPv4 one must have raised a socket's mark at 1 B and
+# 64 B, the IPv6 one never. Also: the proxy's lines in show config.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -18,10 +20,10 @@ tb_init
 px_setup
 
 tb_do px proxy add v4 listen "$PX_PX4:8000" backend "$PX_SRV4:9000" >/dev/null
-tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 >/dev/null
+tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 coalesce 0 >/dev/null
 conf=$(tb_ctlj px show config | jq -r .data)
-assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304" "$conf"
-assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576" "$conf"
+assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304 coalesce 2048" "$conf"
+assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576 coalesce 0" "$conf"
 
 # size:bytes - small messages cost a syscall each, so fewer bytes.
 cases="1:100000 64:4000000 1024:20000000 65536:60000000"
@@ -48,6 +50,15 @@ for fam in 4 6; do
 		after=$(tb_ctlj px proxy show $name | jq -r '.data.proxies[0].bytes_client_to_backend')
 		assert_eq "IPv$fam $msg B: bytes the proxy moved" "$bytes" $((after - before))
 		n=$((n + 1))
+		if [[ $msg == 64 ]]; then
+			coal=$(tb_ctlj px proxy show $name | jq -r '.data.proxies[0].coalesced')
+			echo "IPv$fam: marks raised so far: $coal"
+			if [[ $fam == 4 ]]; then
+				assert_ge "IPv4 (coalesce 2048): marks raised by 1 B and 64 B sends" 1 "$coal"
+			else
+				assert_eq "IPv6 (coalesce 0): marks raised" 0 "$coal"
+			fi
+		fi
 	done
 done
 
