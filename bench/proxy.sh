@@ -4,13 +4,20 @@
 # measured in the same run on the same testbed, so rows compare with each
 # other only.
 #
-#   bench/proxy.sh [--runs N] [--sizes 64,1024,16384,65536] [--mb MB]
+#   bench/proxy.sh [--runs N] [--sizes 64,1024,16384,65536]
+#                  [--client iperf3|tcpx] [--secs S] [--mb MB]
 #
-# Topology (tests/lib/proxy_tb.sh): cli --veth-- px --veth-- srv. The
-# client (tcpx, one flow, send() of SIZE-byte messages) sends MB megabytes
-# (fewer for small messages) through the proxy in px to the server (tcpx,
-# verifies every byte). MB/s is the server's: bytes over the time from
-# accept to EOF. A run that is not byte-exact fails the benchmark. Rows:
+# Topology (tests/lib/proxy_tb.sh): cli --veth-- px --veth-- srv. One flow
+# from a client in cli, writes of SIZE bytes, through the proxy in px to a
+# server in srv. MB/s is the server's. Clients:
+#   iperf3  (default) `iperf3 -c ... -l SIZE -t S` against `iperf3 -s`:
+#           MB/s is the server's received bytes over its test time. iperf3
+#           also opens its control connection through the proxy.
+#   tcpx    tests/lib/tcpx.c sends MB megabytes (fewer for small messages);
+#           the server verifies every byte, and a run that is not
+#           byte-exact fails the benchmark. MB/s: bytes over the time from
+#           accept to EOF.
+# Rows:
 #   ferry          ferryd proxy, default limit (4 MiB per flow/direction)
 #   ferry_nolimit  ferryd proxy, limit 1 GiB: what the memory bound costs
 #   splice         userspace splice(2) proxy, a thread per direction
@@ -26,18 +33,27 @@ cd "$REPO"
 
 RUNS=3
 SIZES=64,1024,16384,65536
+CLIENT=iperf3
+SECS=3
 MB=400
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
 	--sizes) SIZES=$2 && shift ;;
+	--client) CLIENT=$2 && shift ;;
+	--secs) SECS=$2 && shift ;;
 	--mb) MB=$2 && shift ;;
-	*) echo "usage: $0 [--runs N] [--sizes LIST] [--mb MB]" >&2 && exit 2 ;;
+	*) echo "usage: $0 [--runs N] [--sizes LIST] [--client iperf3|tcpx] [--secs S] [--mb MB]" >&2 && exit 2 ;;
 	esac
 	shift
 done
 BASE=$REPO/build/bench/proxy_base
 [[ -x $BASE && -x $TCPX ]] || tb_die "build first (./run build)"
+case $CLIENT in
+iperf3) command -v iperf3 >/dev/null || tb_die "no iperf3 (./run build installs it, or --client tcpx)" ;;
+tcpx) ;;
+*) tb_die "--client: iperf3 or tcpx, not '$CLIENT'" ;;
+esac
 
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -54,8 +70,32 @@ bytes_for() {
 	echo "$b"
 }
 
+# iperf3_run SIZE: MB/s at the iperf3 server of S seconds of SIZE-byte
+# writes through whatever listens on L4.
+iperf3_run() {
+	local sz=$1 spid i out
+	px_bg srv "$TB_RUN/srv.json" iperf3 -s -1 -B "$PX_SRV4" -p 9000 --json
+	spid=$PX_PID
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(tb_exec srv ss -ltnH "sport = :9000") ]] && break
+		sleep 0.05
+	done
+	tb_exec cli iperf3 -c "$PX_PX4" -p 8000 -l "$sz" -t "$SECS" --json >"$TB_RUN/cli.json" || true
+	wait "$spid" || true
+	out=$(jq -r '.end.sum_received.bits_per_second // empty' "$TB_RUN/srv.json" 2>/dev/null)
+	if [[ -z $out ]] || ! jq -e '.end.sum_received.bytes > 0' "$TB_RUN/srv.json" >/dev/null 2>&1; then
+		say "iperf3 at $sz B failed: server $(jq -c '.error // .' "$TB_RUN/srv.json" 2>/dev/null | head -c 300), client $(jq -c '.error // empty' "$TB_RUN/cli.json" 2>/dev/null)"
+		return 1
+	fi
+	echo "scale=1; $out / 8000000" | bc -l
+}
+
 # one_run SIZE: MB/s of one transfer through whatever listens on L4.
 one_run() {
+	[[ $CLIENT == iperf3 ]] && {
+		iperf3_run "$1"
+		return
+	}
 	local sz=$1 bytes out spid
 	bytes=$(bytes_for "$sz")
 	px_server srv "$B4" "$TB_RUN/srv.out" -n 1 || return 1
@@ -99,7 +139,7 @@ for row in ferry ferry_nolimit splice rw; do
 	row_sizes "$row"
 	case $row in
 	ferry*)
-		tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {holds, bytes_copied, bytes_client_to_backend, max_queued}' |
+		tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {holds, bytes_copied, bytes_client_to_backend, max_queued, coalesced}' |
 			sed "s/^/  $row counters: /" >&2
 		tb_do px proxy del b >/dev/null
 		;;
@@ -111,8 +151,13 @@ for row in ferry ferry_nolimit splice rw; do
 done
 
 echo
-echo "TCP proxy throughput: $(uname -r), veth, $(nproc) CPUs, one flow, tcpx client -> proxy -> tcpx"
-echo "server (verifies every byte), MB/s at the server, median of $RUNS runs; ratios against splice(2)"
+if [[ $CLIENT == iperf3 ]]; then
+	echo "TCP proxy throughput: $(uname -r), veth, $(nproc) CPUs, one flow, iperf3 client (-l SIZE -t $SECS)"
+	echo "-> proxy -> iperf3 server, MB/s at the server, median of $RUNS runs; ratios against splice(2)"
+else
+	echo "TCP proxy throughput: $(uname -r), veth, $(nproc) CPUs, one flow, tcpx client -> proxy -> tcpx"
+	echo "server (verifies every byte), MB/s at the server, median of $RUNS runs; ratios against splice(2)"
+fi
 printf '%-14s' "row"
 for sz in ${SIZES//,/ }; do printf ' %10s %6s' "${sz}B" "/spl"; done
 echo
