@@ -41,8 +41,8 @@
  * back to 1, which (tcp_set_rcvlowat -> tcp_data_ready) hands what waits
  * to the verdict at once: bytes below the mark wait about one tick at
  * most, later only when the tick is late. Larger segments are left alone:
- * at 1 KiB writes a raised mark made the proxy slower (the sender then
- * waits for delayed ACKs).
+ * at 1 KiB writes a raised mark made the proxy slower (measured in
+ * docs/performance.md, not understood).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
