@@ -436,6 +436,7 @@ static struct flow *flow_alloc(struct ferry_proxy *px)
 			continue;
 		memset(fl, 0, sizeof(*fl));
 		fl->fd[0] = fl->fd[1] = -1;
+		fl->lowat[0] = fl->lowat[1] = 1; /* the kernel's default */
 		fl->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 		return fl;
 	}
@@ -513,7 +514,6 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 		 * when the next segment comes. */
 		setsockopt(fl->fd[s], SOL_SOCKET, SO_RCVLOWAT, &one,
 			   sizeof(one));
-		fl->lowat[s] = 1;
 	}
 	/* Edge-triggered FIN/error watch: EPOLLIN would fire for every
 	 * byte a socket holds. */

@@ -10,8 +10,9 @@
 # included, untouched by `stats reset`) and the kernel's counters for what
 # goes to the dut's IP stack: while d0 has no XDP program, and what the
 # classifier passes (pass_no_xsk: a port being deleted takes its sockets
-# out of the XSKMAP before it detaches). And no UMEM frame leaks: every UMEM that closed got all of its
-# frames back. SOAK_SECS sets the length (default 45).
+# out of the XSKMAP before it detaches). And no UMEM frame leaks: every
+# UMEM that closed got all of its frames back. SOAK_SECS sets the length
+# (default 45).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
