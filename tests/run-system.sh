@@ -124,7 +124,12 @@ for t in "${tests[@]}"; do
 		;;
 	*)
 		echo "FAIL $name (exit $rc, ${secs}s)"
-		[[ ${VERBOSE:-} == 1 ]] || tail -n 40 "$log" | sed 's/^/    | /'
+		if [[ ${VERBOSE:-} != 1 ]]; then
+			# What failed first, then the log's tail: a long log's
+			# middle may be cut where CI shows it.
+			grep -m 1 -A 4 -e '^ASSERT FAILED' "$log" | sed 's/^/    ! /' || true
+			tail -n 40 "$log" | sed 's/^/    | /'
+		fi
 		failed=$((failed + 1))
 		;;
 	esac

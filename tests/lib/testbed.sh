@@ -121,6 +121,9 @@ tb_init() {
 		printf '%s %s\n' "$TB_P" "$TB_RUN" >>"$TB_RECORD"
 	fi
 	trap tb_cleanup EXIT
+	# set -e stops a test at a failing command that is not an assertion
+	# too (a client that exits non-zero inside $(...)): say which.
+	trap 'tb_log "stopped (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	tb_log "prefix $TB_P, run dir $TB_RUN"
