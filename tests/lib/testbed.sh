@@ -14,6 +14,8 @@
 #                                sets G0 D0 D1 S0 to the real interface names
 #   tb_exec NS CMD...            CMD in the namespace, with its own bpffs mounted
 #   tb_ferryd NS NAME [ARGS...]  ferryd -f -s $TB_RUN/NAME.sock in NS, waits until it answers
+#   tb_on_fail CMD...            run CMD (a simple command) if the test fails, before
+#                                the trap ends its processes: live state for the log
 #   tb_ctl NAME ARGS...          ferryctl -s $TB_RUN/NAME.sock ARGS...
 #   tb_ctlj NAME ARGS...         the same with -j
 #   tb_cgroup NAME               child cgroup v2 $TB_CGROUP of a cgroup2 mount
@@ -61,6 +63,7 @@ TB_CGMNT=
 TB_CGROUPS=()
 TB_CGROUP=
 TB_TCPX_PID=
+TB_ON_FAIL=()
 
 # tb_global_lock NAME: waits for, then holds until the test exits, a lock
 # shared by every run on this host, for a test that changes host-wide state
@@ -145,10 +148,20 @@ tb_track() {
 	return 0
 }
 
+tb_on_fail() {
+	TB_ON_FAIL+=("$(printf '%q ' "$@")")
+}
+
 tb_cleanup() {
-	local rc=$? pid ns i f
-	trap - EXIT INT TERM
+	local rc=$? pid ns i f cmd
+	trap - EXIT INT TERM ERR
 	set +e
+	if ((rc != 0)); then
+		for cmd in "${TB_ON_FAIL[@]}"; do
+			echo "--- on failure: $cmd" >&2
+			eval "$cmd" >&2 2>&1
+		done
+	fi
 	for pid in "${TB_PIDS[@]}"; do
 		tb__is_ours "$pid" && kill -TERM "$pid" 2>/dev/null
 	done
