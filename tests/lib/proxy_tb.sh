@@ -42,8 +42,9 @@ px_setup() {
 	ip -n "$(tb_nsname px)" addr add "$PX_PXB6/64" dev "$(tb_ifname p1)" nodad
 	ip -n "$(tb_nsname srv)" addr add "$PX_SRV6/64" dev "$(tb_ifname s0)" nodad
 	tb_ferryd px px
-	tb_on_fail tb_ctlj px proxy show
-	tb_on_fail tb_exec px ss -tniH
+	# Bounded: a hung daemon must not hang the failing test's cleanup.
+	tb_on_fail timeout 5 "$FERRYCTL" -s "$TB_RUN/px.sock" -j proxy show
+	tb_on_fail timeout 5 ip netns exec "$(tb_nsname px)" ss -tniH
 }
 
 # A simple command (not a function) after `&`, so $! is the process itself.
