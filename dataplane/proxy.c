@@ -60,6 +60,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>
 
@@ -110,6 +111,7 @@ struct listener {
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
 	uint64_t holds, copied, max_queued, coalesced;
 	uint64_t bytes[2];
+	char last_abort[128]; /* why the last aborted flow was aborted */
 };
 
 struct flow {
@@ -150,6 +152,9 @@ struct ferry_proxy {
 	struct flow flows[FERRY_PROXY_MAX_FLOWS];
 	uint32_t n_flows;
 	uint32_t gen_next;
+	/* Aborts are logged at most once a second; the rest are counted. */
+	uint64_t abort_logged_ns;
+	uint32_t aborts_unlogged;
 };
 
 /* ---------------------------------------------------------- addresses */
@@ -425,6 +430,45 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		timer_arm(px, false);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Ends a flow on an error and says why: in its proxy's last_abort (proxy
+ * show) and in the log, at most one line a second so that a storm of
+ * resets cannot flood it.
+ */
+static void flow_abort(struct ferry_proxy *px, struct flow *fl, const char *why,
+		       int err)
+{
+	struct listener *l = owner_of(px, fl);
+	uint64_t now = mono_ns();
+	char peer[64], text[sizeof(l->last_abort)];
+
+	snprintf(text, sizeof(text), "%s: %s", why, strerror(err));
+	if (l)
+		memcpy(l->last_abort, text, sizeof(text));
+	if (now - px->abort_logged_ns >= 1000000000ull) {
+		ferry_proxy_addr_text(&fl->peer, peer, sizeof(peer));
+		log_warn("proxy %s: flow from %s aborted: %s",
+			 l ? l->name : "-", peer, text);
+		if (px->aborts_unlogged)
+			log_warn("proxy: %u more flows aborted since the "
+				 "previous such line, not logged",
+				 px->aborts_unlogged);
+		px->abort_logged_ns = now;
+		px->aborts_unlogged = 0;
+	} else {
+		px->aborts_unlogged++;
+	}
+	flow_end(px, fl, END_ABORT);
+}
+
 static struct flow *flow_alloc(struct ferry_proxy *px)
 {
 	uint32_t i;
@@ -590,10 +634,8 @@ static void on_connected(struct ferry_proxy *px, struct flow *fl)
 		return;
 	}
 	err = flow_splice(px, fl);
-	if (err) {
-		log_warn("proxy: cannot splice a flow: %s", strerror(-err));
-		flow_end(px, fl, END_ABORT);
-	}
+	if (err)
+		flow_abort(px, fl, "cannot splice the flow", -err);
 }
 
 /* Bytes written into side s's socket that TCP has not been handed yet
@@ -717,7 +759,7 @@ static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 {
 	struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
 	struct listener *l = owner_of(px, fl);
-	int s;
+	int s, err;
 
 	for (s = 0; s < 2; s++) {
 		uint64_t m = moved(px, fl, s), q;
@@ -736,8 +778,13 @@ static void flow_tick(struct ferry_proxy *px, struct flow *fl)
 						 ti.tcpi_bytes_acked,
 						 __ATOMIC_RELAXED);
 			q = m > ctl->acked[s] ? m - ctl->acked[s] : 0;
-			if (copy_held(px, fl, s)) {
-				flow_end(px, fl, END_ABORT);
+			err = copy_held(px, fl, s);
+			if (err) {
+				flow_abort(px, fl,
+					   s == CLIENT
+						   ? "held bytes to the backend"
+						   : "held bytes to the client",
+					   -err);
 				return;
 			}
 		}
@@ -764,7 +811,15 @@ static void on_sock(struct ferry_proxy *px, struct flow *fl, int s,
 		return;
 	}
 	if (events & EPOLLERR) {
-		flow_end(px, fl, END_ABORT);
+		int err = 0;
+		socklen_t sl = sizeof(err);
+
+		if (getsockopt(fl->fd[s], SOL_SOCKET, SO_ERROR, &err, &sl) ||
+		    !err)
+			err = EIO;
+		flow_abort(px, fl,
+			   s == CLIENT ? "client socket" : "backend socket",
+			   err);
 		return;
 	}
 	if (events & (EPOLLRDHUP | EPOLLHUP))
@@ -1122,7 +1177,7 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 	ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
 	return json_pack(
 		"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:I, s:I, s:I, s:I, s:I, s:o}",
+		"s:I, s:I, s:I, s:I, s:I, s:s?, s:o}",
 		"name", l->name, "listen", la, "backend", ba, "limit",
 		(json_int_t)l->limit, "coalesce", (json_int_t)l->coalesce,
 		"accepted", (json_int_t)l->accepted, "active",
@@ -1134,7 +1189,8 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		"bytes_backend_to_client", (json_int_t)bytes[1], "holds",
 		(json_int_t)holds, "bytes_copied", (json_int_t)copied,
 		"max_queued", (json_int_t)l->max_queued, "coalesced",
-		(json_int_t)coalesced, "flows", flows);
+		(json_int_t)coalesced, "last_abort",
+		l->last_abort[0] ? l->last_abort : NULL, "flows", flows);
 }
 
 json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,

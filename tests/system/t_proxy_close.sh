@@ -3,7 +3,8 @@
 #   - the server closes mid-stream (after 8 MB of 100 MB, unread bytes
 #     left): its RST reaches the proxy's backend socket and the proxy
 #     resets the client side, so the client's send fails with ECONNRESET or
-#     EPIPE; nothing passes for a clean end. The flow is counted aborted.
+#     EPIPE; nothing passes for a clean end. The flow is counted aborted,
+#     and proxy show (last_abort) and the log say why.
 #   - `proxy del` under load. Defined behaviour: the listening socket closes
 #     at once (new clients are refused); established flows keep running
 #     over the sockmap to completion (draining_flows), then close. Checked:
@@ -43,6 +44,12 @@ done
 show=$(tb_do px proxy show p)
 assert_json '.data.proxies[0].aborted' 1 "$show"
 assert_json '.data.proxies[0].active' 0 "$show"
+# Why, in proxy show and in the log: the server's reset, met on the backend
+# socket or by the copy of held bytes to it, whichever came first.
+assert_match "last_abort" '^(backend socket|held bytes to the backend): (Connection reset by peer|Broken pipe)$' \
+	"$(jq -r '.data.proxies[0].last_abort' <<<"$show")"
+assert_match "ferryd's log" 'proxy p: flow from 10\.78\.1\.1:[0-9]+ aborted: (backend socket|held bytes to the backend)' \
+	"$(cat "$TB_RUN/px.log")"
 
 # ---- proxy del under load ----
 px_server srv "$PX_SRV4:9000" "$TB_RUN/srv2.out" -n 1 --rate 20000000

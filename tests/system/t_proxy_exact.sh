@@ -91,5 +91,6 @@ show=$(tb_do px proxy show)
 assert_json '[.data.proxies[].active] | add' 0 "$show"
 assert_json '[.data.proxies[].completed] | add' "$n" "$show"
 assert_json '[.data.proxies[].aborted] | add' 0 "$show"
+assert_json '[.data.proxies[].last_abort | values] | length' 0 "$show"
 assert_json '.data.unknown_socket_skbs' 0 "$show"
 assert_eq "sockets left in px" 0 "$(tb_exec px ss -tanH state established | wc -l)"
