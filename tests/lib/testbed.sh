@@ -126,10 +126,17 @@ tb_init() {
 	trap tb_cleanup EXIT
 	# set -e stops a test at a failing command that is not an assertion
 	# too (a client that exits non-zero inside $(...)): say which.
-	trap 'tb_log "stopped (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
+	trap 'tb__stopped $? $LINENO "$BASH_COMMAND"' ERR
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	tb_log "prefix $TB_P, run dir $TB_RUN"
+}
+
+# The ERR trap: only where set -e is on, so a cleanup's own failing commands
+# (after its set +e) are not taken for what stopped the test.
+tb__stopped() {
+	[[ $- == *e* ]] && tb_log "stopped (exit $1) at line $2: $3"
+	return 0
 }
 
 # True while PID is still a child of this shell: a recycled PID never is.
