@@ -73,13 +73,10 @@ bytes_for() {
 # iperf3_run SIZE: MB/s at the iperf3 server of S seconds of SIZE-byte
 # writes through whatever listens on L4.
 iperf3_run() {
-	local sz=$1 spid i out
+	local sz=$1 spid out
 	px_bg srv "$TB_RUN/srv.json" iperf3 -s -1 -B "$PX_SRV4" -p 9000 --json
 	spid=$PX_PID
-	for ((i = 0; i < 100; i++)); do
-		[[ -n $(tb_exec srv ss -ltnH "sport = :9000") ]] && break
-		sleep 0.05
-	done
+	tb_wait_listen srv 9000 || say "iperf3 server: not listening after 5 s"
 	tb_exec cli iperf3 -c "$PX_PX4" -p 8000 -l "$sz" -t "$SECS" --json >"$TB_RUN/cli.json" || true
 	wait "$spid" || true
 	out=$(jq -r '.end.sum_received.bits_per_second // empty' "$TB_RUN/srv.json" 2>/dev/null)

@@ -7,6 +7,7 @@
 #   tb_init                      run-unique prefix $TB_P, run dir $TB_RUN, cleanup trap
 #   tb_global_lock NAME          serialise host-wide changes (hugepages) across runs
 #   tb_wait_file FILE            wait up to 5 s for FILE (a tool's --ready file)
+#   tb_wait_listen NS PORT       wait up to 5 s until a TCP socket listens on PORT in NS
 #   tb_ns NAME                   namespace $TB_P-NAME, lo up, IPv6 off (no stray frames)
 #   tb_veth NS_A IF_A NS_B IF_B [QUEUES]
 #                                veth pair $TB_P-IF_A (in NS_A) <-> $TB_P-IF_B (in NS_B)
@@ -81,6 +82,15 @@ tb_wait_file() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		[[ -e $1 ]] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+tb_wait_listen() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(tb_exec "$1" ss -ltnH "( sport = :$2 )") ]] && return 0
 		sleep 0.05
 	done
 	return 1

@@ -62,10 +62,7 @@ px_bg px "$TB_RUN/holder.out" "$PYTHON" -c "
 import socket, time
 s = socket.socket(); s.bind(('$PX_PX4', 8002)); s.listen(1); time.sleep(60)"
 holder=$PX_PID
-for ((i = 0; i < 50; i++)); do
-	tb_exec px ss -ltnH "( sport = :8002 )" | grep -q 8002 && break
-	sleep 0.1
-done
+tb_wait_listen px 8002
 err EADDRINUSE proxy add b listen "$PX_PX4:8002" backend "$B"
 kill "$holder"
 assert_json '[.data.proxies[].name] | join(",")' a "$(tb_do px proxy show)"
