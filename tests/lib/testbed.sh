@@ -44,7 +44,7 @@ tb__abs() {
 	esac
 }
 
-FERRYD=$(tb__abs "${FERRYD:-build/dataplane/ferryd}")
+FERRYD=$(tb__abs "${FERRYD:-build/daemon/ferryd}")
 FERRYCTL=$(tb__abs "${FERRYCTL:-build/ctl/ferryctl}")
 TCPX=$(tb__abs "${TCPX:-build/tests/tcpx}")
 if [[ -z ${PYTHON:-} ]]; then

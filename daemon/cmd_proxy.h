@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cmd_proxy.h - handlers of the `proxy` commands (ctl/cmd_proxy.c). */
+/* cmd_proxy.h - handlers of the `proxy` commands (daemon/cmd_proxy.c). */
 #ifndef FERRY_CTL_CMD_PROXY_H
 #define FERRY_CTL_CMD_PROXY_H
 
