@@ -558,6 +558,18 @@ int gen_block(struct view *v, const json_t *row, int indent,
 	return 0;
 }
 
+/* "- text": a scalar in a list of mixed things. */
+static int gen_item(struct view *v, const json_t *e, int indent)
+{
+	char *text = value_text(e);
+
+	if (!text)
+		return -ENOMEM;
+	fprintf(v->f, "%*s- %s\n", indent, "", text);
+	free(text);
+	return 0;
+}
+
 /* A list: a table when every value fits a cell and the width allows. */
 int gen_rows(struct view *v, const json_t *rows, int indent)
 {
@@ -587,7 +599,7 @@ int gen_rows(struct view *v, const json_t *rows, int indent)
 		if (json_is_object(e))
 			rc = gen_block(v, e, indent, NULL, false);
 		else if (is_scalar(e) || is_flat_array(e))
-			rc = gen_member(v, "-", e, indent);
+			rc = gen_item(v, e, indent);
 		else
 			rc = gen_rows(v, e, indent + 2);
 		if (rc < 0)
@@ -651,7 +663,7 @@ void put_wrapped(struct view *v, size_t at, size_t cont, const char *s)
 }
 
 /* An error reply, as "ferryctl: CODE: message" on stderr. */
-void print_error(const json_t *reply)
+void render_error(const json_t *reply)
 {
 	const json_t *error = json_object_get(reply, "error");
 	const char *code = json_string_value(json_object_get(error, "code"));
@@ -717,7 +729,7 @@ int print_reply(const char *raw, int argc, char *const *argv,
 		}
 	} else {
 		if (!opts->json)
-			print_error(reply);
+			render_error(reply);
 		rc = EXIT_ERROR;
 	}
 	json_decref(reply);

@@ -31,7 +31,7 @@ struct render_opts {
 int print_reply(const char *raw, int argc, char *const *argv,
 		const struct render_opts *opts);
 /* "ferryctl: CODE: message" on stderr. */
-void print_error(const json_t *reply);
+void render_error(const json_t *reply);
 
 /*
  * The per-port stats layout, for `stats --watch`: data is a stats reply's

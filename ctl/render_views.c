@@ -451,6 +451,13 @@ static void traffic_lines(struct view *v, const json_t *c, const json_t *prev,
 	drop_line(v, c, indent);
 }
 
+/* A queue's own line leaves out what its table row shows. */
+static const char *const queue_keys[] = {
+	"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
+	"rx_pps",     "tx_pps",	  "drops",	"drop_reasons",
+	"queue",      "worker",	  NULL,
+};
+
 static const char *const queue_cols[] = {"queue", "worker", "rx_packets",
 					 "tx_packets", "drops"};
 
@@ -549,7 +556,7 @@ static int stats_port(struct view *v, const json_t *port, const json_t *prev)
 			snprintf(title, sizeof(title),
 				 "queue %" JSON_INTEGER_FORMAT,
 				 counter(val, "queue"));
-			rc = pack_counters(v, 6, title, val, traffic_keys);
+			rc = pack_counters(v, 6, title, val, queue_keys);
 			if (rc < 0)
 				return rc;
 		}

@@ -326,7 +326,7 @@ static int watch_loop(struct watch *w)
 			return watch_end(w, rc);
 		if (!json_is_true(json_object_get(reply, "ok"))) {
 			if (!w->json_out)
-				print_error(reply);
+				render_error(reply);
 			json_decref(reply);
 			return EXIT_ERROR;
 		}
