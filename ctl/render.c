@@ -688,6 +688,8 @@ static int print_data(const json_t *data, int argc, char *const *argv,
 		v.width = cols;
 	if (is_help && json_is_object(data) && cols == 0)
 		v.width = RENDER_PIPE_WIDTH;
+	if (is_help && json_is_array(data) && v.width > HELP_LIST_WIDTH)
+		v.width = HELP_LIST_WIDTH;
 	v.f = open_memstream(&buf, &len);
 	if (!v.f)
 		return -ENOMEM;

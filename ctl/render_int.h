@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* `help`: one line per command, never wider than this. */
+#define HELP_LIST_WIDTH 100
 
 /* Where a view writes and what it may show. */
 struct view {

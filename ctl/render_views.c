@@ -16,8 +16,6 @@
 #include "render.h"
 #include "render_int.h"
 
-/* One line of `help` per command. */
-#define HELP_LIST_WIDTH 100
 /* `help`: the synopsis column, longer ones push the description right. */
 #define HELP_SYNOPSIS_COLS 40
 
@@ -162,7 +160,9 @@ static int view_help(struct view *v, const json_t *data)
 
 	if (json_is_array(data))
 		return help_list(v, data);
-	if (!json_is_object(data))
+	/* Not one command's entry: a shape this view does not know. */
+	if (!json_is_object(data) || (!json_object_get(data, "command") &&
+				      !json_object_get(data, "usage")))
 		return view_generic(v, data);
 	usage = json_string_value(json_object_get(data, "usage"));
 	if (!usage) {
