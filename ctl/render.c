@@ -62,6 +62,10 @@ void scalar_text(const json_t *v, char *buf, size_t size)
 {
 	char *end;
 
+	if (!v) {
+		snprintf(buf, size, "-");
+		return;
+	}
 	switch (json_typeof(v)) {
 	case JSON_STRING:
 		snprintf(buf, size, "%s",
@@ -108,6 +112,8 @@ char *value_text(const json_t *v)
 	FILE *f;
 	json_t *e;
 
+	if (!v)
+		return strdup("-");
 	if (json_is_string(v))
 		return strdup(json_string_length(v) ? json_string_value(v)
 						    : "-");

@@ -19,6 +19,18 @@
 /* `help`: the synopsis column, longer ones push the description right. */
 #define HELP_SYNOPSIS_COLS 40
 
+/* A list whose every element is an object: what the per-row views draw. */
+static bool all_objects(const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(arr))
+		return false;
+	json_array_foreach(arr, i, e) if (!json_is_object(e)) return false;
+	return true;
+}
+
 /* ---- help ---- */
 
 /*
@@ -333,7 +345,7 @@ static int view_ports(struct view *v, const json_t *data)
 	json_t *port;
 	int rc;
 
-	if (!json_is_array(data))
+	if (!all_objects(data))
 		return view_generic(v, data);
 	if (json_array_size(data) == 0)
 		fprintf(v->f, "no ports\n");
@@ -633,7 +645,7 @@ int render_stats(FILE *f, const json_t *data, const json_t *prev, double dt,
 	size_t i;
 	int rc;
 
-	json_array_foreach(ports, i, val)
+	json_array_foreach(all_objects(ports) ? ports : NULL, i, val)
 	{
 		if (i)
 			fputc('\n', f);
@@ -646,14 +658,14 @@ int render_stats(FILE *f, const json_t *data, const json_t *prev, double dt,
 	}
 	json_object_foreach((json_t *)data, key, val)
 	{
-		if (!strcmp(key, "ports"))
+		if (!strcmp(key, "ports") && all_objects(val))
 			continue;
 		if (json_is_array(val) && json_array_size(val) == 0)
 			continue;
 		if (any)
 			fputc('\n', f);
 		any = true;
-		if (!strcmp(key, "workers"))
+		if (!strcmp(key, "workers") && all_objects(val))
 			rc = stats_workers(&v, val,
 					   json_object_get(prev, "workers"));
 		else if (!strcmp(key, "steer")) {
@@ -695,7 +707,7 @@ static int view_workers(struct view *v, const json_t *data)
 	json_t *w;
 	int rc;
 
-	if (!json_is_array(data))
+	if (!all_objects(data))
 		return view_generic(v, data);
 	if (json_array_size(data) == 0)
 		fprintf(v->f, "no workers\n");
@@ -770,7 +782,7 @@ static int steer_rules(struct view *v, const json_t *data, int indent)
 
 static int view_steer(struct view *v, const json_t *data)
 {
-	if (!json_is_array(data))
+	if (!all_objects(data))
 		return view_generic(v, data);
 	return steer_rules(v, data, 0);
 }
@@ -780,7 +792,7 @@ static int view_host_check(struct view *v, const json_t *data)
 	size_t i, w = 0, n;
 	json_t *c;
 
-	if (!json_is_array(data) || !json_is_object(json_array_get(data, 0)))
+	if (!all_objects(data) || json_array_size(data) == 0)
 		return view_generic(v, data);
 	json_array_foreach(data, i, c)
 	{
@@ -868,7 +880,7 @@ static int view_proxy(struct view *v, const json_t *data)
 	json_t *val;
 	int rc;
 
-	if (!json_is_array(proxies))
+	if (!all_objects(proxies))
 		return view_generic(v, data);
 	if (json_array_size(proxies) == 0)
 		fprintf(v->f, "no proxies\n");

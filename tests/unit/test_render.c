@@ -226,6 +226,31 @@ static void test_stats_rates(void **state)
 	json_decref(prev);
 }
 
+/* Shapes the layout does not expect: drawn generically, never JSON. */
+static void test_stats_odd_shapes(void **state)
+{
+	static const char *const replies[] = {
+		"{\"ports\":\"nope\",\"workers\":[1,2],\"gen\":{\"a\":1}}",
+		"{\"ports\":[{\"name\":5,\"totals\":\"x\",\"queues\":7},3]}",
+		"{\"ports\":[{}],\"workers\":[{}],\"steer\":[{\"match\":1}]}",
+		"{\"x\":[[1,[2,{\"a\":[]}]],{\"y\":{\"z\":[{\"q\":null}]}}]}",
+		"{}",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		json_t *data = json_loads(replies[i], 0, NULL);
+		char *out;
+
+		assert_non_null(data);
+		out = draw(data, NULL, 0, true);
+		assert_null(strpbrk(out, "{}\""));
+		free(out);
+		json_decref(data);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_stats_layout),
 		cmocka_unit_test(test_stats_rates),
+		cmocka_unit_test(test_stats_odd_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
