@@ -73,7 +73,8 @@ void scalar_text(const json_t *v, char *buf, size_t size)
 		break;
 	case JSON_INTEGER:
 		/* Settings (MTU 1500, port 8000) read better bare. */
-		if (llabs(json_integer_value(v)) < 10000)
+		if (json_integer_value(v) > -10000 &&
+		    json_integer_value(v) < 10000)
 			snprintf(buf, size, "%" JSON_INTEGER_FORMAT,
 				 json_integer_value(v));
 		else

@@ -46,7 +46,7 @@ int render_term_cols(int fd);
 
 /* ---- text helpers, exposed for their unit test ---- */
 
-/* "1,234,567": integers of five digits or more get thousands separators. */
+/* "1,234,567": a counter with its thousands separated by commas. */
 char *render_count(long long n, char *buf, size_t size);
 /* "1.25 G": a rate scaled to k/M/G with three significant digits. */
 char *render_rate(double v, char *buf, size_t size);

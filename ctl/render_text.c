@@ -51,6 +51,7 @@ char *render_count(long long n, char *buf, size_t size)
 char *render_rate(double v, char *buf, size_t size)
 {
 	static const char *const unit[] = {"", " k", " M", " G", " T"};
+	int decimals = 0;
 	size_t u = 0;
 
 	if (!isfinite(v) || v < 0)
@@ -59,14 +60,12 @@ char *render_rate(double v, char *buf, size_t size)
 		v /= 1000;
 		u++;
 	}
-	if (u == 0)
-		snprintf(buf, size, "%.0f", v);
-	else
-		snprintf(buf, size, "%.*f%s",
-			 v < 9.995   ? 2
-			 : v < 99.95 ? 1
-				     : 0,
-			 v, unit[u]);
+	/* Three significant digits once scaled: 1.25 k, 12.5 k, 125 k. */
+	if (u > 0 && v < 9.995)
+		decimals = 2;
+	else if (u > 0 && v < 99.95)
+		decimals = 1;
+	snprintf(buf, size, "%.*f%s", decimals, v, unit[u]);
 	return buf;
 }
 
