@@ -205,10 +205,15 @@ static void put_cut(const char *text, size_t len, int rows, int cols)
 		}
 		text += n + (nl ? 1 : 0);
 	}
-	if (hidden || cut)
-		printf("(terminal too small: %d lines not shown, %d cut at "
-		       "%d columns)",
-		       hidden, cut, cols);
+	if (hidden || cut) {
+		char note[128];
+
+		snprintf(note, sizeof(note),
+			 "(terminal too small: %d lines hidden, %d cut)",
+			 hidden, cut);
+		/* The note obeys the width it talks about. */
+		printf("%.*s", cols, note);
+	}
 }
 
 static void draw_frame(const struct watch *w)

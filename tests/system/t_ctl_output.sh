@@ -136,3 +136,48 @@ out=$("$FERRYCTL" -s "$(tb_sock dut)" stats --watch 0.2 --count 2)
 assert_le "stats --watch: widest line" 120 "$(widest <<<"$out")"
 assert_match "stats --watch: p0's block" '^p0  ' "$out"
 assert_eq "stats --watch: no JSON" 0 "$(grep -c '[][{}"]' <<<"$out" || true)"
+
+# ---- on a terminal: folded to its width; --watch cut to its size, and says so ----
+# in_pty ROWS COLS ARGS...: ferryctl's output on a terminal of that size.
+in_pty() {
+	"$PYTHON" - "$FERRYCTL" "$(tb_sock dut)" "$@" <<'PY'
+import fcntl, os, pty, select, struct, sys, termios, time
+
+ferryctl, sock, rows, cols = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pid, fd = pty.fork()
+if pid == 0:
+    # The size is set before ferryctl runs: wait for the parent's go.
+    os.read(0, 1)
+    os.execv(ferryctl, [ferryctl, "-s", sock] + sys.argv[5:])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+os.write(fd, b"\n")
+out = bytearray()
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    ready, _, _ = select.select([fd], [], [], 0.2)
+    if not ready:
+        continue
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out.extend(chunk)
+os.waitpid(pid, 0)
+text = out.decode("utf-8", "replace").replace("\r", "")
+text = text.split("\x1b[2J")[-1]
+for esc in ("\x1b[?25l", "\x1b[?25h", "\x1b[H"):
+    text = text.replace(esc, "")
+sys.stdout.write(text.lstrip("\n"))
+PY
+}
+narrow=$(in_pty 40 70 port show)
+printf '%s\n' "$narrow"
+assert_le "port show on 70 columns: widest line" 70 "$(widest <<<"$narrow")"
+assert_match "port show on 70 columns: the settings still there" "xdp-restore off" "$narrow"
+small=$(in_pty 12 60 stats --watch 0.2 --count 1)
+printf '%s\n' "$small"
+assert_le "stats --watch on 60x12: widest line" 60 "$(widest <<<"$small")"
+assert_le "stats --watch on 60x12: lines" 12 "$(wc -l <<<"$small")"
+assert_match "stats --watch on 60x12: says what it cut" 'terminal too small: [0-9]+ lines hidden, [0-9]+ cut' "$small"
