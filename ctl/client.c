@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* client.c - ferryctl's side of the control socket. */
 #include <errno.h>
-#include <getopt.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>

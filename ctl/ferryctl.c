@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ferryctl - sends one command line to ferryd's control socket and prints
- * the reply: raw JSON with -j, otherwise rendered for people. The renderer
- * knows nothing about individual commands; it turns arrays of objects into
- * tables and objects into "key: value" lines, so new commands need no
- * changes here.
+ * the reply: raw JSON with -j, otherwise rendered for people (render.c:
+ * a view per command where one helps, the generic renderer elsewhere).
  *
- * `stats --watch` is the one exception: it keeps the connection open, asks
- * for stats every INTERVAL seconds and redraws a compact table, like top.
+ * `stats --watch` keeps the connection open, asks for stats every INTERVAL
+ * seconds and redraws the same per-port layout, like top.
  */
 #include "client.h"
 #include "cmd_host.h"
@@ -17,28 +15,23 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_SOCKET "/run/ferry/ferryd.sock"
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ferryctl [-s SOCKET] [-j] COMMAND [ARG...]\n"
-		"       ferryctl [-s SOCKET] [-j] stats [ARG...] --watch "
+		"usage: ferryctl [-s SOCKET] [-j|-a] COMMAND [ARG...]\n"
+		"       ferryctl [-s SOCKET] [-j|-a] stats [ARG...] --watch "
 		"[INTERVAL] [--count N]\n"
 		"  -s SOCKET  control socket (default $FERRY_SOCKET or %s)\n"
-		"  -j         print the raw JSON reply\n"
-		"  -h         show this help\n"
+		"  -j, --json print the raw JSON reply (every counter)\n"
+		"  -a, --all  show counters that are zero too\n"
+		"  -h, --help show this help\n"
 		"  --watch    redraw stats every INTERVAL s (default 1, "
 		"min 0.2)\n"
 		"  --count N  with --watch: stop after N frames\n"
@@ -105,7 +98,8 @@ static bool runs_locally(int argc, char **argv)
 }
 
 /* line: one command line without its newline. */
-static int run_local(const char *path, const char *line, bool json_out)
+static int run_local(const char *path, const char *line, int argc, char **argv,
+		     const struct render_opts *ro)
 {
 	char *reply;
 	int rc;
@@ -121,7 +115,7 @@ static int run_local(const char *path, const char *line, bool json_out)
 		fprintf(stderr, "ferryctl: out of memory\n");
 		return EXIT_COMM;
 	}
-	rc = print_reply(reply, json_out);
+	rc = print_reply(reply, argc, argv, ro);
 	free(reply);
 	return rc;
 }
@@ -132,21 +126,32 @@ int main(int argc, char **argv)
 {
 	const char *path = getenv("FERRY_SOCKET");
 	char line[CTL_MAX_LINE + 1];
+	static const struct option long_opts[] = {
+		{"all", no_argument, NULL, 'a'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{"socket", required_argument, NULL, 's'},
+		{0},
+	};
 	struct watch_opts watch = {0};
-	bool json_out = false;
+	struct render_opts ro = {0};
 	char *reply = NULL;
 	int opt, len, fd, rc, n_words;
 
 	if (!path || !path[0])
 		path = DEFAULT_SOCKET;
 	/* '+': options end at the command, whose words may start with '-'. */
-	while ((opt = getopt(argc, argv, "+s:jh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:jah", long_opts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
 			break;
 		case 'j':
-			json_out = true;
+			ro.json = true;
+			break;
+		case 'a':
+			ro.all = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -171,13 +176,14 @@ int main(int argc, char **argv)
 	if (len < 0)
 		return len == -E2BIG ? EXIT_ERROR : EXIT_COMM;
 	line[len++] = '\n';
+	watch.all = ro.all;
 	if (watch.on)
-		return watch_run(path, line, (size_t)len, json_out, &watch);
+		return watch_run(path, line, (size_t)len, ro.json, &watch);
 
 	fd = client_connect(path);
 	if (fd < 0 && runs_locally(n_words, argv + optind)) {
 		line[len - 1] = '\0';
-		return run_local(path, line, json_out);
+		return run_local(path, line, n_words, argv + optind, &ro);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "ferryctl: cannot connect to %s: %s\n", path,
@@ -195,7 +201,7 @@ int main(int argc, char **argv)
 		return EXIT_COMM;
 	}
 
-	rc = print_reply(reply, json_out);
+	rc = print_reply(reply, n_words, argv + optind, &ro);
 	free(reply);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "ferryctl: writing output: %s\n",

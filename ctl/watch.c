@@ -1,26 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * watch.c - `stats --watch`: keeps the connection open, asks for stats
- * every INTERVAL seconds and redraws a compact table, like top.
+ * every INTERVAL seconds and redraws the per-port layout of `stats` (rates
+ * from the difference of two samples), like top. On a terminal a frame is
+ * cut to its size, and says what it cut; elsewhere lines are folded.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "client.h"
-#include "proto.h"
 #include "render.h"
-#include "server.h"
+#include "server.h" /* CTL_IDLE_TIMEOUT_MS */
 #include "watch.h"
 
 /* ---- stats --watch ---- */
@@ -150,82 +149,9 @@ int take_watch_args(int *argc, char **argv, struct watch_opts *wo)
 	return 0;
 }
 
-/* ---- reading a stats reply ---- */
-
-static json_int_t counter(const json_t *obj, const char *key)
-{
-	return json_integer_value(json_object_get(obj, key));
-}
-
-static double number(const json_t *obj, const char *key)
-{
-	return json_number_value(json_object_get(obj, key));
-}
-
-/* The element of arr whose member key equals like's; NULL if none. */
-static const json_t *find_like(const json_t *arr, const char *key,
-			       const json_t *like)
-{
-	json_t *want = json_object_get(like, key), *e;
-	size_t i;
-
-	json_array_foreach(arr, i, e)
-	{
-		if (json_equal(json_object_get(e, key), want))
-			return e;
-	}
-	return NULL;
-}
-
-/* Per second between two samples of a counter; -1 if unknown or reset. */
-static double delta_rate(const json_t *cur, const json_t *prev, const char *key,
-			 double dt)
-{
-	json_int_t now = counter(cur, key), then = counter(prev, key);
-
-	if (!prev || dt <= 0 || now < then)
-		return -1;
-	return (double)(now - then) / dt;
-}
-
-/*
- * "no_tx_queue=12 rx_ring_full=3": the drop reasons and the kernel's drop
- * counters that are not zero, as totals.
- */
-static void drop_detail(const json_t *row, char *buf, size_t size)
-{
-	static const char *const kernel[][2] = {
-		{"rx_dropped", "rx_dropped"},
-		{"rx_ring_full", "rx_ring_full"},
-		{"rx_fill_ring_empty_descs", "fill_empty"},
-	};
-	const char *key;
-	size_t len = 0, i;
-	json_t *v;
-
-	buf[0] = '\0';
-	json_object_foreach(json_object_get(row, "drop_reasons"), key, v)
-	{
-		if (json_integer_value(v) && len < size)
-			len += (size_t)snprintf(buf + len, size - len,
-						"%s%s=%" JSON_INTEGER_FORMAT,
-						len ? " " : "", key,
-						json_integer_value(v));
-	}
-	for (i = 0; i < sizeof(kernel) / sizeof(kernel[0]); i++) {
-		json_int_t n = counter(row, kernel[i][0]);
-
-		if (n && len < size)
-			len += (size_t)snprintf(buf + len, size - len,
-						"%s%s=%" JSON_INTEGER_FORMAT,
-						len ? " " : "", kernel[i][1],
-						n);
-	}
-}
-
 /* ---- drawing a frame ---- */
 
-static void render_header(const struct watch *w)
+static void render_header(const struct watch *w, FILE *f)
 {
 	time_t now = time(NULL);
 	char when[32];
@@ -233,152 +159,94 @@ static void render_header(const struct watch *w)
 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	printf("ferry stats  %s  %s  every %gs%s\n", w->path, when,
-	       w->opts.interval, w->tty ? "  (Ctrl-C quits)" : "");
+	fprintf(f, "ferry stats  %s  %s  every %gs%s\n", w->path, when,
+		w->opts.interval, w->tty ? "  (Ctrl-C quits)" : "");
 }
 
-static int port_name_width(const json_t *ports)
+/* Terminal rows and columns now (it may have been resized); 0 if unknown. */
+static void term_size(int *rows, int *cols)
 {
-	size_t i, width = strlen("PORT");
-	json_t *p;
+	struct winsize ws;
 
-	json_array_foreach(ports, i, p)
-	{
-		const char *name =
-			json_string_value(json_object_get(p, "name"));
-
-		if (name && strlen(name) > width)
-			width = strlen(name);
+	*rows = *cols = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
 	}
-	return (int)width;
-}
-
-/* One port or queue row; prev is the same row in the previous sample. */
-static void print_port_row(const char *port, int name_width, const char *queue,
-			   const char *worker, const json_t *row,
-			   const json_t *prev, double dt)
-{
-	double rx_bps = delta_rate(row, prev, "rx_bytes", dt);
-	char mbit[32], detail[256];
-
-	if (rx_bps < 0)
-		snprintf(mbit, sizeof(mbit), "-");
-	else
-		snprintf(mbit, sizeof(mbit), "%.2f", rx_bps * 8 / 1e6);
-	drop_detail(row, detail, sizeof(detail));
-	printf("%-*s  %5s  %6s  %12.0f  %12.0f  %10s  %12" JSON_INTEGER_FORMAT
-	       "  %9.3f%s%s\n",
-	       name_width, port, queue, worker, number(row, "rx_pps"),
-	       number(row, "tx_pps"), mbit, counter(row, "drops"),
-	       number(row, "kicks_per_packet"), detail[0] ? "  " : "", detail);
 }
 
 /*
- * A row per queue; a port with several queues gets its totals first, on
- * a row whose queue is "all".
+ * Writes the frame cut to the terminal: lines to its width, the frame to
+ * its height less one line, which then says what did not fit.
  */
-static void render_ports(const struct watch *w)
+static void put_cut(const char *text, size_t len, int rows, int cols)
 {
-	const json_t *ports = json_object_get(w->cur.data, "ports");
-	const json_t *prev_ports = json_object_get(w->prev.data, "ports");
-	double dt = w->cur.t - w->prev.t;
-	int name_width = port_name_width(ports);
-	size_t i, j;
-	json_t *port, *q;
+	const char *end = text + len;
+	int shown = 0, hidden = 0, cut = 0;
 
-	if (!json_array_size(ports))
-		return;
-	printf("\n%-*s  %5s  %6s  %12s  %12s  %10s  %12s  %9s  %s\n",
-	       name_width, "PORT", "QUEUE", "WORKER", "RX_PPS", "TX_PPS",
-	       "RX_MBIT/S", "DROPS", "KICKS/PKT", "DROPPED BY (totals)");
-	json_array_foreach(ports, i, port)
-	{
-		const char *name =
-			json_string_value(json_object_get(port, "name"));
-		const json_t *queues = json_object_get(port, "queues");
-		const json_t *prev = find_like(prev_ports, "name", port);
-		const json_t *prev_queues = json_object_get(prev, "queues");
+	while (text < end) {
+		const char *nl = memchr(text, '\n', (size_t)(end - text));
+		size_t n = nl ? (size_t)(nl - text) : (size_t)(end - text);
+		size_t i, w = 0;
 
-		if (!name)
-			name = "?";
-		if (json_array_size(queues) != 1)
-			print_port_row(name, name_width, "all", "-",
-				       json_object_get(port, "totals"),
-				       json_object_get(prev, "totals"), dt);
-		json_array_foreach(queues, j, q)
-		{
-			json_int_t wid = counter(q, "worker");
-			char qid[24], worker[24] = "-";
-
-			snprintf(qid, sizeof(qid), "%" JSON_INTEGER_FORMAT,
-				 counter(q, "queue"));
-			if (wid >= 0)
-				snprintf(worker, sizeof(worker),
-					 "%" JSON_INTEGER_FORMAT, wid);
-			print_port_row(name, name_width, qid, worker, q,
-				       find_like(prev_queues, "queue", q), dt);
+		if (rows > 1 && shown >= rows - 1) {
+			hidden++;
+		} else {
+			/* Bytes of the first cols columns (UTF-8). */
+			for (i = 0; i < n; i++) {
+				if (((unsigned char)text[i] & 0xc0) != 0x80 &&
+				    w++ == (size_t)cols)
+					break;
+			}
+			if (i < n)
+				cut++;
+			printf("%.*s\n", (int)i, text);
+			shown++;
 		}
+		text += n + (nl ? 1 : 0);
 	}
-}
+	if (hidden || cut) {
+		char note[128];
 
-static void render_workers(const struct watch *w)
-{
-	const json_t *workers = json_object_get(w->cur.data, "workers");
-	size_t i;
-	json_t *wk;
-
-	if (!json_array_size(workers))
-		return;
-	printf("\n%6s  %4s  %12s  %6s  %s\n", "WORKER", "CPU", "RX_PPS",
-	       "BUSY%", "IDLE");
-	json_array_foreach(workers, i, wk)
-	{
-		const char *idle =
-			json_string_value(json_object_get(wk, "idle"));
-
-		printf("%6" JSON_INTEGER_FORMAT "  %4" JSON_INTEGER_FORMAT
-		       "  %12.0f  %6.1f  %s\n",
-		       counter(wk, "id"), counter(wk, "cpu"),
-		       number(wk, "rx_pps"), 100.0 * number(wk, "busy_share"),
-		       idle ? idle : "-");
-	}
-}
-
-static void render_gen(const struct watch *w)
-{
-	const json_t *gens = json_object_get(w->cur.data, "gen");
-	size_t i;
-	json_t *g;
-
-	if (!json_array_size(gens))
-		return;
-	printf("\n%-12s  %14s  %12s  %s\n", "GEN", "FRAMES", "PPS", "STATE");
-	json_array_foreach(gens, i, g)
-	{
-		const char *port =
-			json_string_value(json_object_get(g, "port"));
-
-		printf("%-12s  %14" JSON_INTEGER_FORMAT "  %12.0f  %s\n",
-		       port ? port : "?", counter(g, "frames"),
-		       number(g, "pps"),
-		       json_is_true(json_object_get(g, "running")) ? "running"
-								   : "stopped");
+		snprintf(note, sizeof(note),
+			 "(terminal too small: %d lines hidden, %d cut)",
+			 hidden, cut);
+		/* The note obeys the width it talks about. */
+		printf("%.*s", cols, note);
 	}
 }
 
 static void draw_frame(const struct watch *w)
 {
+	double dt = w->cur.t - w->prev.t;
+	int rows = 0, cols = 0, width = RENDER_MAX_WIDTH;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
 	if (w->tty)
+		term_size(&rows, &cols);
+	if (cols > 0 && cols < width)
+		width = cols;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	render_header(w, f);
+	fputc('\n', f);
+	render_stats(f, w->cur.data, w->prev.data, dt, w->opts.all, width);
+	if (fclose(f)) {
+		free(buf);
+		return;
+	}
+	if (w->tty) {
 		fputs(ANSI_HOME_CLEAR, stdout);
-	else if (w->frames)
-		putchar('\n');
-	render_header(w);
-	render_ports(w);
-	render_workers(w);
-	render_gen(w);
-	if (!json_array_size(json_object_get(w->cur.data, "ports")) &&
-	    !json_array_size(json_object_get(w->cur.data, "workers")))
-		printf("\nno ports and no workers\n");
+		put_cut(buf, len, rows, cols > 0 ? cols : width);
+	} else {
+		if (w->frames)
+			putchar('\n');
+		render_fold(buf, len, width, stdout);
+	}
+	free(buf);
 }
 
 /* ---- the loop ---- */
@@ -463,7 +331,7 @@ static int watch_loop(struct watch *w)
 			return watch_end(w, rc);
 		if (!json_is_true(json_object_get(reply, "ok"))) {
 			if (!w->json_out)
-				print_error(reply);
+				render_error(reply);
 			json_decref(reply);
 			return EXIT_ERROR;
 		}

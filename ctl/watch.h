@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * watch.h - `ferryctl stats --watch [INTERVAL] [--count N]`: one connection,
- * stats every INTERVAL seconds, a compact table redrawn like top.
+ * stats every INTERVAL seconds, the per-port layout of `stats` redrawn like
+ * top, fitted to the terminal.
  */
 #ifndef FERRY_CTL_WATCH_H
 #define FERRY_CTL_WATCH_H
@@ -13,6 +14,7 @@ struct watch_opts {
 	bool on;	     /* --watch given */
 	double interval;     /* seconds between frames */
 	unsigned long count; /* frames to draw; 0: until a signal */
+	bool all;	     /* -a: counters that are zero too */
 };
 
 /* Takes --watch and its arguments out of a stats command line; -1 on a

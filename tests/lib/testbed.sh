@@ -17,6 +17,9 @@
 #   tb_ferryd NS NAME [ARGS...]  ferryd -f -s $TB_RUN/NAME.sock in NS, waits until it answers
 #   tb_on_fail CMD...            run CMD (a simple command) if the test fails, before
 #                                the trap ends its processes: live state for the log
+#   tb_defer CMD...              undo what was just made, when the test ends (any exit):
+#                                last registered runs first, after the processes end
+#   tb_write FILE TEXT           TEXT into FILE (a sysctl): `tb_defer tb_write F "$old"`
 #   tb_ctl NAME ARGS...          ferryctl -s $TB_RUN/NAME.sock ARGS...
 #   tb_ctlj NAME ARGS...         the same with -j
 #   tb_cgroup NAME               child cgroup v2 $TB_CGROUP of a cgroup2 mount
@@ -65,6 +68,7 @@ TB_CGROUPS=()
 TB_CGROUP=
 TB_TCPX_PID=
 TB_ON_FAIL=()
+TB_DEFER=()
 
 # tb_global_lock NAME: waits for, then holds until the test exits, a lock
 # shared by every run on this host, for a test that changes host-wide state
@@ -193,6 +197,7 @@ tb_cleanup() {
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	tb__run_deferred
 	# A sanitizer report in any daemon's log fails the test, whatever it
 	# asserted (ferryd built with -Db_sanitize=address,undefined or thread;
 	# TSan says WARNING, and goes on unless halt_on_error is set).
@@ -631,4 +636,30 @@ tb_send() {
 	ifn=$(tb_ifname "$2")
 	shift 2
 	tb_exec "$ns" "$PYTHON" "$PKT" send "$ifn" "$@"
+}
+
+# tb_write FILE TEXT: TEXT and a newline into FILE (a sysctl, a /sys knob);
+# as a command, so that tb_defer can take it.
+tb_write() {
+	printf '%s\n' "$2" >"$1"
+}
+
+# tb_defer CMD...: registers CMD (a simple command, its words kept as they
+# are) to undo a change made outside the run dir and the namespaces (a
+# sysctl, a user, a group), right where the change is made. The one EXIT
+# trap tb_init installs runs them, the last registered first, on every exit,
+# failures and signals included; after the test's processes have ended, so
+# nothing still uses what they undo. Call it after tb_init.
+tb_defer() {
+	TB_DEFER+=("$(printf '%q ' "$@")")
+}
+
+# Runs the deferred commands, last first; one failing does not stop the
+# others, and is said.
+tb__run_deferred() {
+	local i
+	for ((i = ${#TB_DEFER[@]} - 1; i >= 0; i--)); do
+		eval "${TB_DEFER[i]}" || tb_log "deferred '${TB_DEFER[i]}' failed"
+	done
+	TB_DEFER=()
 }

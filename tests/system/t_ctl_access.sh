@@ -6,7 +6,7 @@
 # directory, so group members get in and others cannot even connect.
 #
 # Makes a system user (ferrytst<pid>) and, only when it does not exist
-# yet, the group "ferry"; the trap removes both.
+# yet, the group "ferry"; tb_defer removes both when the test ends.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -15,24 +15,16 @@ set -euo pipefail
 
 GROUP=ferry
 TST_USER=ferrytst$$
-TST_USER_MADE=0
-GROUP_MADE=0
 
-access_cleanup() {
-	local rc=$?
-	set +e
-	if ((TST_USER_MADE)); then
-		userdel "$TST_USER" 2>/dev/null
-		# USERGROUPS_ENAB usually removes it with the user; make sure.
-		getent group "$TST_USER" >/dev/null && groupdel "$TST_USER"
+del_test_user() {
+	userdel "$TST_USER" 2>/dev/null
+	# USERGROUPS_ENAB usually removes it with the user; make sure.
+	if getent group "$TST_USER" >/dev/null; then
+		groupdel "$TST_USER"
 	fi
-	((GROUP_MADE)) && groupdel "$GROUP"
-	(exit "$rc")
-	tb_cleanup
 }
 
 tb_init
-trap access_cleanup EXIT
 
 for tool in useradd userdel groupadd groupdel gpasswd setpriv getent; do
 	if ! command -v "$tool" >/dev/null; then
@@ -43,7 +35,7 @@ for tool in useradd userdel groupadd groupdel gpasswd setpriv getent; do
 done
 getent passwd "$TST_USER" >/dev/null && tb_die "user $TST_USER exists already"
 
-TST_USER_MADE=1
+tb_defer del_test_user
 useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
 	--comment "ferry test $TB_P" "$TST_USER"
 UID_T=$(id -u "$TST_USER")
@@ -139,7 +131,7 @@ assert_ok tb_ctlj dut version
 if getent group "$GROUP" >/dev/null; then
 	tb_log "group $GROUP exists already; it is kept"
 else
-	GROUP_MADE=1
+	tb_defer groupdel "$GROUP"
 	groupadd --system "$GROUP"
 fi
 FERRY_GID=$(getent group "$GROUP" | cut -d: -f3)

@@ -81,7 +81,8 @@ print(json.dumps({
     "exit_code": os.waitstatus_to_exitcode(status) if status is not None else None,
     "clears": text.count("\x1b[H\x1b[2J"),
     "header": ("ferry stats  " + sock) in text,
-    "port_row": any(l.split()[:3] == ["d0", "0", "0"] for l in last.splitlines()),
+    "port_row": any(l.startswith("d0  ") and "queue 0 on worker 0" in l
+                    for l in last.splitlines()),
     "cursor_hidden": "\x1b[?25l" in text,
     "cursor_shown_last": text.rfind("\x1b[?25h") > text.rfind("\x1b[?25l"),
 }))
@@ -107,15 +108,15 @@ assert_eq "frames printed" 3 "$(grep -c '^ferry stats  ' "$out")"
 assert_eq "blank line before each later frame" 2 \
 	"$(grep -B1 '^ferry stats  ' "$out" | grep -c '^$')"
 assert_eq "escape sequences without a terminal" 0 "$(grep -c $'\e' "$out" || true)"
-assert_match "port row" '^d0 +0 +0 ' "$(cat "$out")"
+assert_match "port block" '^d0  .* queue 0 on worker 0' "$(cat "$out")"
 assert_match "drop reason in the last frame" \
-	'app_drop=[1-9]' "$(awk '/^ferry stats  /{f=""} {f=f $0 "\n"} END{printf "%s", f}' "$out")"
+	'dropped [0-9,]+: app_drop [1-9]' "$(awk '/^ferry stats  /{f=""} {f=f $0 "\n"} END{printf "%s", f}' "$out")"
 
 # Words other than --watch/--count go to the daemon unchanged.
 rc=0
 "$FERRYCTL" -s "$sock" stats port d0 --watch 0.2 --count 1 >"$out" || rc=$?
 assert_eq "stats port d0 --watch exit status" 0 "$rc"
-assert_match "stats port d0: port row" '^d0 +0 +0 ' "$(cat "$out")"
+assert_match "stats port d0: port block" '^d0  .* queue 0 on worker 0' "$(cat "$out")"
 rc=0
 "$FERRYCTL" -s "$sock" stats port nosuch --watch --count 1 >"$out" 2>&1 || rc=$?
 assert_eq "watching a port that does not exist: exit status" 1 "$rc"

@@ -14,7 +14,7 @@ tb_init
 tb_global_lock hugepages
 NR=/proc/sys/vm/nr_hugepages
 orig=$(cat "$NR")
-trap 'rc=$?; echo "$orig" >"$NR" 2>/dev/null || true; (exit $rc); tb_cleanup' EXIT
+tb_defer tb_write "$NR" "$orig"
 tb_std3 1
 tb_ferryd dut dut
 if [[ $(tb_ctlj dut version | jq -r .data.dpdk) != true ]]; then

@@ -16,8 +16,7 @@ tb_init
 tb_global_lock hugepages
 NR=/proc/sys/vm/nr_hugepages
 orig=$(cat "$NR")
-restore_huge() { echo "$orig" >"$NR" 2>/dev/null || true; }
-trap 'rc=$?; restore_huge; (exit $rc); tb_cleanup' EXIT
+tb_defer tb_write "$NR" "$orig"
 meminfo() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
 UMEM_PAGES=16 # 16384 frames of 2 KiB per worker
 

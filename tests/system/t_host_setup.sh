@@ -15,14 +15,8 @@ SETUP=$TB_REPO/drivers-cfg/ferry-host-setup
 HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB
 HUGE_BEFORE=$(cat "$HUGE/nr_hugepages")
 tb_init
-huge_cleanup() {
-	local rc=$?
-	set +e
-	echo "$HUGE_BEFORE" >"$HUGE/nr_hugepages"
-	(exit "$rc")
-	tb_cleanup
-}
-trap huge_cleanup EXIT
+# The hugepage pool is host-wide: whatever happens, put it back.
+tb_defer tb_write "$HUGE/nr_hugepages" "$HUGE_BEFORE"
 tb_ns dut
 tb_ns peer
 tb_veth dut d0 peer p0 4

@@ -53,7 +53,8 @@ assert_match "log names the profile" "port v0: $D0 \(driver veth, profile veth\)
 assert_match "log says the profile chose copy" "auto: profile veth has no zero-copy" \
 	"$(cat "$TB_RUN/dut.log")"
 # the person's view names it too
-assert_match "port show table" "veth +veth +profile" "$(tb_ctl dut port show v0)"
+assert_match "port show: driver and profile" "driver veth +profile veth" "$(tb_ctl dut port show v0)"
+assert_match "port show: who chose the XDP mode" "chosen by profile" "$(tb_ctl dut port show v0)"
 
 # ---- more bad input, with a port in place
 before=$(tb_do dut port show)
