@@ -512,8 +512,16 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 				  len);
 	if (err)
 		return err;
-	if (ferry_pin_dir(p->ifname, !p->adopt_pid, o.is_ferry, p->pin_dir,
-			  sizeof(p->pin_dir)))
+	err = ferry_pin_dir(p->ifname, !p->adopt_pid, o.is_ferry, p->pin_dir,
+			    sizeof(p->pin_dir));
+	if (err && err != -ENOENT)
+		return ferry_fail(msg, len, err,
+				  "%s: cannot pin its program in %s/%s: %s "
+				  "(the directory must belong to ferryd's "
+				  "user: chown -R ferry:ferry %s)",
+				  p->ifname, FERRY_PIN_ROOT, p->ifname,
+				  strerror(-err), FERRY_PIN_ROOT);
+	if (err)
 		log_warn("port %s: bpffs is not mounted on /sys/fs/bpf: its "
 			 "program is not pinned, so after a crash a restart "
 			 "cannot recognise it (mount -t bpf bpf /sys/fs/bpf)",

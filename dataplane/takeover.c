@@ -78,7 +78,9 @@ int ferry_pin_dir(const char *ifname, bool fresh, bool keep_prog, char *dir,
 		dir[0] = 0;
 		return -ENAMETOOLONG;
 	}
-	if (mkdir(dir, 0700) && errno != EEXIST) {
+	/* Another user's directory (a ferryd run as root before): pins
+	 * there would fail at load, with a less useful message. */
+	if ((mkdir(dir, 0700) && errno != EEXIST) || access(dir, W_OK | X_OK)) {
 		int err = -errno;
 
 		dir[0] = 0;

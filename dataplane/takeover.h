@@ -58,8 +58,9 @@ int ferry_pin_path(const char *ifname, const char *name, char *path,
  * Makes FERRY_PIN_ROOT/<ifname> and writes it into dir; fresh: removes
  * pins left there first (a new port starts counting at zero) except, with
  * keep_prog, the program and config pins (the attached program's, until
- * ours replaces them). 0, or -errno when bpffs is not mounted (dir is then
- * empty: no pinning).
+ * ours replaces them). 0, or -errno (dir is then empty: no pinning):
+ * -ENOENT when bpffs is not mounted, -EACCES when the directory is another
+ * user's.
  */
 int ferry_pin_dir(const char *ifname, bool fresh, bool keep_prog, char *dir,
 		  size_t len);
