@@ -24,8 +24,9 @@
 
 static int allow_list(scmp_filter_ctx ctx, const char *path)
 {
-	char line[128], *s, *e;
+	char line[128], unknown[512] = "", *s, *e;
 	int n = 0, nr, rc;
+	size_t u = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -43,8 +44,10 @@ static int allow_list(scmp_filter_ctx ctx, const char *path)
 			continue;
 		nr = seccomp_syscall_resolve_name(s);
 		if (nr == __NR_SCMP_ERROR) {
-			fprintf(stderr,
-				"seccomp_exec: unknown system call %s\n", s);
+			if (u < sizeof(unknown))
+				u += (size_t)snprintf(unknown + u,
+						      sizeof(unknown) - u,
+						      " %s", s);
 			continue;
 		}
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
@@ -56,6 +59,11 @@ static int allow_list(scmp_filter_ctx ctx, const char *path)
 		n++;
 	}
 	fclose(f);
+	if (u)
+		fprintf(stderr,
+			"seccomp_exec: not known to this libseccomp, "
+			"skipped:%s\n",
+			unknown);
 	return n;
 }
 

@@ -29,7 +29,7 @@ tb_log "unprivileged ferryd: uid/gid $uid"
 
 # The unit's capabilities, as setpriv spells them: +net_admin,+net_raw,...
 caps=$(tb_unit_values AmbientCapabilities | xargs -n1 | sed 's/^CAP_/+/' |
-	tr 'A-Z' 'a-z' | paste -sd,)
+	tr '[:upper:]' '[:lower:]' | paste -sd,)
 [[ $caps == *net_admin* && $caps != *sys_admin* ]] || tb_die "unexpected unit capabilities: $caps"
 tb_unit_syscalls >"$TB_RUN/syscalls"
 chmod 0644 "$TB_RUN/syscalls"
@@ -124,17 +124,17 @@ old_pid=${TB_PID_OF[dut]}
 ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
 	"$wrap" -f -s "$(tb_sock dut)" --takeover --metrics 9464 \
 	</dev/null >>"$TB_RUN/dut2.log" 2>&1 &
-TB_PID_OF[dut2]=$!
+TB_PID_OF["dut2"]=$!
 tb_track "$!"
 tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
 assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
 for ((i = 0; i < 100; i++)); do
 	grep -q "ready on" "$TB_RUN/dut2.log" && tb_ctl dut version >/dev/null 2>&1 && break
-	kill -0 "${TB_PID_OF[dut2]}" 2>/dev/null || tb_die "new ferryd exited"
+	kill -0 "${TB_PID_OF["dut2"]}" 2>/dev/null || tb_die "new ferryd exited"
 	sleep 0.1
 done
 assert_match "took over" "took over from ferryd pid $old_pid" "$(cat "$TB_RUN/dut2.log")"
-pid=${TB_PID_OF[dut2]}
+pid=${TB_PID_OF["dut2"]}
 assert_eq "successor uid" "$uid" "$(st Uid)"
 assert_eq "successor Seccomp (filter)" 2 "$(st Seccomp)"
 xconnect_exact "after takeover"
