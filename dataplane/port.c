@@ -685,7 +685,9 @@ int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
 	if (err)
 		return err;
 	*id = p->xdp_generic ? q.skb_prog_id : q.drv_prog_id;
-	if (name && *id)
+	if (name && *id && *id == p->prog_id)
+		snprintf(name, name_len, "%s", FERRY_XDP_PROG_NAME);
+	else if (name && *id)
 		foreign_name(*id, name, name_len);
 	else if (name)
 		snprintf(name, name_len, "?");
