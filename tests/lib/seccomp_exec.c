@@ -5,7 +5,11 @@
  * and SystemCallArchitectures=native: listed calls run, any other returns
  * EPERM, a call of another architecture kills the process.
  *
- *   seccomp_exec LIST -- COMMAND [ARGS...]
+ *   seccomp_exec [--mdwe] LIST -- COMMAND [ARGS...]
+ *
+ * --mdwe adds what MemoryDenyWriteExecute=yes adds, a second filter as
+ * systemd's: no mapping both writable and executable, no mprotect to
+ * executable, no executable System V shared memory (EPERM).
  *
  * LIST has one system call name per line ('#' comments, blank lines). The
  * system tests write it from the unit file itself (tests/lib/testbed.sh,
@@ -17,6 +21,8 @@
  */
 #include <errno.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,15 +73,55 @@ static int allow_list(scmp_filter_ctx ctx, const char *path)
 	return n;
 }
 
+/* MemoryDenyWriteExecute=yes: default allow, these four refused. */
+static int mdwe_load(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (!ctx)
+		return -ENOMEM;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
+			      SCMP_A2(SCMP_CMP_MASKED_EQ,
+				      PROT_WRITE | PROT_EXEC,
+				      PROT_WRITE | PROT_EXEC));
+	if (!rc)
+		rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mprotect), 1,
+			SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+	if (!rc)
+		rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pkey_mprotect), 1,
+			SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+	if (!rc)
+		rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(shmat), 1,
+			SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_EXEC, SHM_EXEC));
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *log = getenv("SECCOMP_EXEC_LOG");
 	scmp_filter_ctx ctx;
 	int n, rc;
 
+	if (argc > 1 && !strcmp(argv[1], "--mdwe")) {
+		rc = mdwe_load();
+		if (rc) {
+			fprintf(stderr, "seccomp_exec: --mdwe: %s\n",
+				strerror(-rc));
+			return 1;
+		}
+		argv++;
+		argc--;
+	}
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr,
-			"usage: seccomp_exec LIST -- COMMAND [ARGS...]\n");
+		fprintf(stderr, "usage: seccomp_exec [--mdwe] LIST -- COMMAND "
+				"[ARGS...]\n");
 		return 2;
 	}
 	ctx = seccomp_init(log && *log == '1' ? SCMP_ACT_LOG

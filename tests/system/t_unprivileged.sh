@@ -2,8 +2,8 @@
 # ferryd as the unit runs it: an unprivileged user (a numeric uid with no
 # passwd entry, so there is nothing to create or delete) holding only the
 # unit's ambient capabilities, no_new_privs, under the unit's system call
-# filter (tests/lib/seccomp_exec, fed the list read from the unit file
-# itself). The dut ferryd, run that way:
+# filter and MemoryDenyWriteExecute= (tests/lib/seccomp_exec, fed the list
+# read from the unit file itself). The dut ferryd, run that way:
 #   - forwards byte-exact through an xconnect;
 #   - deletes and adds ports;
 #   - restarts after SIGKILL and replaces its own stale programs;
@@ -33,6 +33,8 @@ caps=$(tb_unit_values AmbientCapabilities | xargs -n1 | sed 's/^CAP_/+/' |
 [[ $caps == *net_admin* && $caps != *sys_admin* ]] || tb_die "unexpected unit capabilities: $caps"
 tb_unit_syscalls >"$TB_RUN/syscalls"
 chmod 0644 "$TB_RUN/syscalls"
+mdwe=
+[[ $(tb_unit_values MemoryDenyWriteExecute | xargs) == yes ]] && mdwe=--mdwe
 wrap=$TB_RUN/ferryd-unprivileged
 # LeakSanitizer (an ASan build of ferryd) stops the threads with ptrace,
 # which the unit's filter refuses as systemd would: leaks are checked by
@@ -44,7 +46,7 @@ ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0
 export ASAN_OPTIONS
 exec setpriv --reuid $uid --regid $uid --clear-groups \\
 	--inh-caps -all,$caps --ambient-caps -all,$caps --bounding-set -all,$caps \\
-	--no-new-privs -- "$SECCOMP_EXEC" "$TB_RUN/syscalls" -- "$FERRYD" "\$@"
+	--no-new-privs -- "$SECCOMP_EXEC" $mdwe "$TB_RUN/syscalls" -- "$FERRYD" "\$@"
 EOF
 chmod 0755 "$wrap"
 # The run dir takes the control sockets: the uid may write there. The
@@ -66,6 +68,8 @@ assert_eq "dut ferryd uid" "$uid" "$(st Uid)"
 assert_eq "dut ferryd CapEff" "$want" "$(st CapEff)"
 assert_eq "dut ferryd NoNewPrivs" 1 "$(st NoNewPrivs)"
 assert_eq "dut ferryd Seccomp (filter)" 2 "$(st Seccomp)"
+# The system call list, and MemoryDenyWriteExecute='s own filter.
+assert_eq "dut ferryd seccomp filters" "$([[ -n $mdwe ]] && echo 2 || echo 1)" "$(st Seccomp_filters)"
 assert_eq "pins are the uid's" "$uid" "$(stat -c %u "$TB_BPFFS/ferry/$D0/ferry_xdp")"
 tb_gen_up
 
