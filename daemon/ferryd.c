@@ -43,15 +43,16 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ferryd [-c FILE] [-s SOCKET] [-f] [--metrics "
-		"ADDR:PORT] [--takeover]\n"
+		"[ADDR:]PORT] [--takeover]\n"
 		"  -c FILE    apply the commands in FILE at start (one per "
 		"line)\n"
 		"  -s SOCKET  control socket (default " DEFAULT_SOCKET ")\n"
 		"  -f         stay in the foreground\n"
-		"  --metrics ADDR:PORT\n"
+		"  --metrics [ADDR:]PORT\n"
 		"             serve GET /metrics (Prometheus text) on "
 		"ADDR:PORT;\n"
 		"             ADDR is an IPv4 address, [IPv6] or localhost;\n"
+		"             without ADDR, loopback (127.0.0.1) only;\n"
 		"             the counters are refreshed once a second\n"
 		"  --takeover hot restart: adopt the ports of the ferryd "
 		"serving\n"

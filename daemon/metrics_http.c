@@ -83,7 +83,8 @@ static int parse_port(const char *s, in_port_t *port)
 }
 
 /*
- * "1.2.3.4:P", "[::1]:P" or "localhost:P" into a socket address. Host
+ * "1.2.3.4:P", "[::1]:P", "localhost:P", "P" or ":P" (both 127.0.0.1)
+ * into a socket address. Host
  * names other than localhost are refused rather than resolved: a scrape
  * endpoint should not depend on DNS at start-up, and a name with several
  * addresses would leave which one we bound to a guess.
@@ -93,13 +94,21 @@ static int parse_spec(const char *spec, struct sockaddr_storage *ss,
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN], lo[32];
 	const char *port_s, *end;
 	size_t hlen;
 	in_port_t port;
 	int rc;
 
 	memset(ss, 0, sizeof(*ss));
+	/* PORT or :PORT: loopback. Counters reach beyond the host only when
+	 * the operator names an address. */
+	port_s = spec + (spec[0] == ':');
+	if (*port_s && strspn(port_s, "0123456789") == strlen(port_s) &&
+	    strlen(port_s) < 8) {
+		snprintf(lo, sizeof(lo), "127.0.0.1:%s", port_s);
+		spec = lo;
+	}
 	if (spec[0] == '[') {
 		end = strchr(spec, ']');
 		if (!end || end[1] != ':')

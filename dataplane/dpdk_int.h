@@ -75,8 +75,8 @@ struct ferry_port;
 int ferry_dpdk_prog_memfd(void);
 /* Adopts and configures the program the PMD attached to p's interface. */
 int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len);
-/* Takes a dead ferryd's program (id) off p's interface. */
-int ferry_dpdk_stale_detach(const struct ferry_port *p, uint32_t id, char *msg,
+/* Takes a dead ferryd's program (fd, from its pin) off p's interface. */
+int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd, char *msg,
 			    size_t len);
 /* Empties p's XSKMAP slots (the PMD's map outlives its device). */
 void ferry_dpdk_xskmap_clear(const struct ferry_port *p);

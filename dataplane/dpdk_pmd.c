@@ -112,7 +112,8 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 	id = q.drv_prog_id   ? q.drv_prog_id
 	     : q.skb_prog_id ? q.skb_prog_id
 			     : q.prog_id;
-	fd = id ? bpf_prog_get_fd_by_id(id) : -ENOENT;
+	/* The PMD loaded it in this process: its fd is ours already. */
+	fd = id ? ferry_bpf_own_fd(true, id) : -ENOENT;
 	if (fd < 0)
 		return ferry_fail(msg, len, -ENOENT,
 				  "%s: the af_xdp PMD attached no program",
@@ -126,7 +127,8 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 				  p->ifname, info.name, id);
 	}
 	err = ferry_port_skel_load(p, skel_adopt, &fd);
-	close(fd);
+	if (err)
+		close(fd);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "%s: cannot adopt the classifier's maps: %s",
@@ -134,27 +136,31 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
 				&cfg, 0)) {
 		err = -errno;
+		close(fd);
 		ferry_port_xdp_unload(p);
 		return ferry_fail(msg, len, err,
 				  "cannot configure the classifier: %s",
 				  strerror(-err));
 	}
 	p->prog_id = id;
+	ferry_port_xdp_pin(p, fd);
+	close(fd);
 	return 0;
 }
 
-/* A dead ferryd's program is ours to take off before the PMD attaches. */
-int ferry_dpdk_stale_detach(const struct ferry_port *p, uint32_t id, char *msg,
+/* A dead ferryd's program (fd: its pin) is ours to take off before the
+ * PMD attaches; the kernel detaches it only if it is still attached. */
+int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd, char *msg,
 			    size_t len)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	int fd = bpf_prog_get_fd_by_id(id), err;
+	struct bpf_prog_info info = {0};
+	uint32_t ilen = sizeof(info), id;
+	int err;
 
-	if (fd < 0)
-		return 0; /* gone meanwhile */
+	id = bpf_obj_get_info_by_fd(fd, &info, &ilen) ? 0 : info.id;
 	opts.old_prog_fd = fd;
 	err = bpf_xdp_detach(p->ifindex, 0, &opts);
-	close(fd);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "%s: cannot remove the stale ferry program "

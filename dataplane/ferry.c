@@ -716,9 +716,9 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
 		port_close(f, p);
-		if (!f->ho.keep_pins)
-			ferry_pin_remove(p->pin_dir);
 	}
+	if (!f->ho.keep_pins)
+		ferry_pin_remove(p->pin_dir);
 	for (i = 0, j = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p)
 			f->ports[j++] = f->ports[i];

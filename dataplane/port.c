@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_link.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -92,7 +93,9 @@ struct xdp_owner {
 	uint32_t prog_id;
 	uint32_t attach_flags; /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
 	bool is_ferry;
+	bool no_bpffs; /* a program is there and no pin can say whose */
 	uint32_t owner_pid;
+	int fd; /* is_ferry: the pinned program (old_prog_fd); else -1 */
 	char name[BPF_OBJ_NAME_LEN];
 };
 
@@ -116,44 +119,66 @@ static bool pid_is_live_ferryd(uint32_t pid)
 	return !strncmp(comm, "ferryd", 6);
 }
 
-/* Reads the owner PID out of a ferry program's config map. */
-static void read_owner(int prog_fd, struct xdp_owner *o)
+static uint32_t fd_prog_id(int fd)
 {
-	uint32_t map_ids[16], i, key = 0;
 	struct bpf_prog_info info = {0};
 	uint32_t len = sizeof(info);
 
-	info.nr_map_ids = 16;
-	info.map_ids = (uintptr_t)map_ids;
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return;
-	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
-		struct bpf_map_info mi = {0};
-		uint32_t mlen = sizeof(mi);
-		struct ferry_xdp_cfg cfg;
-		int fd = bpf_map_get_fd_by_id(map_ids[i]);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
-		    !strcmp(mi.name, FERRY_CFG_MAP_NAME) &&
-		    mi.value_size == sizeof(cfg) &&
-		    !bpf_map_lookup_elem(fd, &key, &cfg)) {
-			o->is_ferry = true;
-			o->owner_pid = cfg.owner_pid;
-		}
-		close(fd);
-	}
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-static int xdp_owner_get(int ifindex, struct xdp_owner *o)
+/* The owner PID out of the pinned config map of ifname's program. */
+static void read_owner_pin(const char *ifname, struct xdp_owner *o)
+{
+	struct ferry_xdp_cfg cfg;
+	struct bpf_map_info mi = {0};
+	uint32_t mlen = sizeof(mi), key = 0;
+	char path[128];
+	int fd;
+
+	if (ferry_pin_path(ifname, FERRY_PIN_CFG, path, sizeof(path)))
+		return;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
+	    mi.value_size == sizeof(cfg) &&
+	    !bpf_map_lookup_elem(fd, &key, &cfg))
+		o->owner_pid = cfg.owner_pid;
+	close(fd);
+}
+
+/*
+ * A foreign program's name, for messages: by id, which only CAP_SYS_ADMIN
+ * may do; "?" without it (the id is in the message too).
+ */
+static void foreign_name(uint32_t id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {0};
+	uint32_t ilen = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	snprintf(name, len, "?");
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		snprintf(name, len, "%s", info.name);
+	close(fd);
+}
+
+/*
+ * What is attached to ifindex (bpf_xdp_query: CAP_NET_ADMIN), and whether
+ * it is a ferryd's: the program pinned for ifname is the attached one.
+ * The caller closes o->fd.
+ */
+static int xdp_owner_get(const char *ifname, int ifindex, struct xdp_owner *o)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_prog_info info = {0};
-	uint32_t len = sizeof(info);
-	int fd, err;
+	char path[128];
+	int err;
 
 	memset(o, 0, sizeof(*o));
+	o->fd = -1;
 	err = bpf_xdp_query(ifindex, 0, &q);
 	if (err)
 		return err;
@@ -168,15 +193,55 @@ static int xdp_owner_get(int ifindex, struct xdp_owner *o)
 	}
 	if (!o->prog_id)
 		return 0;
-	fd = bpf_prog_get_fd_by_id(o->prog_id);
-	if (fd < 0)
-		return 0; /* gone meanwhile, or not ours to look at */
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		snprintf(o->name, sizeof(o->name), "%s", info.name);
-	if (!strcmp(o->name, FERRY_XDP_PROG_NAME))
-		read_owner(fd, o);
-	close(fd);
+	if (!ferry_pin_path(ifname, FERRY_PIN_PROG, path, sizeof(path)))
+		o->fd = bpf_obj_get(path);
+	if (o->fd >= 0 && fd_prog_id(o->fd) == o->prog_id) {
+		o->is_ferry = true;
+		snprintf(o->name, sizeof(o->name), "%s", FERRY_XDP_PROG_NAME);
+		read_owner_pin(ifname, o);
+		return 0;
+	}
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	o->no_bpffs = !ferry_pin_bpffs();
+	foreign_name(o->prog_id, o->name, sizeof(o->name));
 	return 0;
+}
+
+static void xdp_owner_put(struct xdp_owner *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+/* Pins p's attached program and its config map, for a successor or a
+ * restart to recognise (see takeover.h); a failure only costs that. */
+static void xdp_pin_prog(struct ferry_port *p, int prog_fd, int cfg_fd)
+{
+	int err;
+
+	if (!p->pin_dir[0])
+		return;
+	err = ferry_pin_replace(p->pin_dir, FERRY_PIN_CFG, cfg_fd);
+	if (!err)
+		err = ferry_pin_replace(p->pin_dir, FERRY_PIN_PROG, prog_fd);
+	if (err)
+		log_warn("port %s: cannot pin its program in %s (%s): after a "
+			 "crash a restart would not recognise it",
+			 p->name, p->pin_dir, strerror(-err));
+}
+
+void ferry_port_xdp_pin(struct ferry_port *p, int prog_fd)
+{
+	if (!p->pin_dir[0] && ferry_pin_dir(p->ifname, true, false, p->pin_dir,
+					    sizeof(p->pin_dir)))
+		log_warn("port %s: bpffs is not mounted on /sys/fs/bpf: its "
+			 "program is not pinned, so after a crash a restart "
+			 "cannot recognise it (mount -t bpf bpf /sys/fs/bpf)",
+			 p->name);
+	xdp_pin_prog(p, prog_fd, bpf_map__fd(p->skel->maps.ferry_cfg));
 }
 
 /* ------------------------------------------------------- load / attach */
@@ -199,6 +264,48 @@ int ferry_port_cpumap_tp_attach(struct ferry_port *p)
 	return p->cpumap_tp ? 0 : -errno;
 }
 
+/*
+ * An fd this process already holds on the BPF object id (prog: a program,
+ * else a map), duplicated; -ENOENT when none. The DPDK PMD loads its
+ * program and maps in this process and never closes them: they are found
+ * here without opening anything by id (which needs CAP_SYS_ADMIN).
+ */
+int ferry_bpf_own_fd(bool prog, uint32_t id)
+{
+	const char *want = prog ? "anon_inode:bpf-prog" : "anon_inode:bpf-map";
+	char link[300], target[64];
+	struct dirent *de;
+	int fd, found = -ENOENT;
+	ssize_t n;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return -errno;
+	while (found < 0 && (de = readdir(d))) {
+		struct bpf_prog_info pi = {0};
+		struct bpf_map_info mi = {0};
+		uint32_t len = prog ? sizeof(pi) : sizeof(mi);
+
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (fd == dirfd(d) || n <= 0)
+			continue;
+		target[n] = 0;
+		if (strcmp(target, want) ||
+		    bpf_obj_get_info_by_fd(fd, prog ? (void *)&pi : (void *)&mi,
+					   &len))
+			continue;
+		if ((prog ? pi.id : mi.id) == id)
+			found = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	}
+	closedir(d);
+	return found;
+}
+
 int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m)
 {
 	struct bpf_prog_info info = {0};
@@ -213,7 +320,7 @@ int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m)
 		struct bpf_map_info mi = {0};
 		uint32_t mlen = sizeof(mi);
 
-		fd = bpf_map_get_fd_by_id(ids[i]);
+		fd = ferry_bpf_own_fd(false, ids[i]);
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) &&
@@ -234,11 +341,8 @@ int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m)
  * counters (frames the handover passes to the kernel are counted there).
  * Rules, config and CPU sets belong to each program: the new one fills its
  * own from the configuration, and the old one keeps working unchanged
- * until it is replaced.
- *
- * Adopting, the maps come from the old program itself (by id: works in
- * any mount namespace, with or without bpffs); otherwise, or when that
- * fails, from the pins.
+ * until it is replaced. They come from the pins (libbpf reuses a pinned
+ * map of the same shape, or creates and pins one).
  */
 #define SHARED_MAPS(s)                                                         \
 	{                                                                      \
@@ -249,51 +353,26 @@ static int skel_share(struct ferry_port *p, void *arg)
 {
 	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
 	char path[sizeof(p->pin_dir) + 32];
-	int err = 0, fd, prog_fd = -1;
+	int err = 0;
 	size_t i;
 
 	(void)arg; /* nothing beyond p */
-	if (p->adopt_prog_id)
-		prog_fd = bpf_prog_get_fd_by_id(p->adopt_prog_id);
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		fd = prog_fd >= 0 ? ferry_prog_map_fd(prog_fd, maps[i])
-				  : -ENOENT;
-		if (fd >= 0) {
-			err = bpf_map__reuse_fd(maps[i], fd);
-			close(fd);
-			if (!err)
-				continue; /* pinned after the load */
-		}
-		err = 0;
-		if (!p->pin_dir[0])
-			continue;
+	for (i = 0; p->pin_dir[0] && i < sizeof(maps) / sizeof(maps[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
 			 bpf_map__name(maps[i]));
 		err = bpf_map__set_pin_path(maps[i], path);
 		if (err)
 			break;
 	}
-	if (prog_fd >= 0)
-		close(prog_fd);
 	return err;
 }
 
-/* Maps adopted by id get the pins a later successor will look for. */
-static void skel_pin_adopted(struct ferry_port *p)
+/* Maps of its own, unpinned. */
+static int skel_own(struct ferry_port *p, void *arg)
 {
-	struct bpf_map *maps[] = SHARED_MAPS(p->skel);
-	char path[sizeof(p->pin_dir) + 32];
-	size_t i;
-
-	for (i = 0; p->pin_dir[0] && i < sizeof(maps) / sizeof(maps[0]); i++) {
-		if (bpf_map__pin_path(maps[i]))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
-			 bpf_map__name(maps[i]));
-		unlink(path);
-		if (bpf_map__pin(maps[i], path))
-			log_warn("port %s: cannot pin %s", p->name, path);
-	}
+	(void)p;
+	(void)arg;
+	return 0;
 }
 
 /*
@@ -340,7 +419,7 @@ int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
 }
 
 /*
- * Sharing the old program's or the pinned maps is an extra, like the
+ * Sharing the pinned maps is an extra, like the
  * enqueue tracepoint: pins from another build whose maps differ are left
  * alone and the counters restart, rather than the port being refused.
  */
@@ -348,18 +427,18 @@ static int skel_load_any(struct ferry_port *p)
 {
 	int err = ferry_port_skel_load(p, skel_share, NULL);
 
-	if (!err) {
-		skel_pin_adopted(p);
-		return 0;
-	}
-	if (!p->pin_dir[0] && !p->adopt_prog_id)
+	if (!err || !p->pin_dir[0])
 		return err;
-	log_warn("port %s: cannot load with the maps of the old program or "
-		 "the pins (%s); not sharing them",
+	log_warn("port %s: cannot load with the pinned maps (%s); not "
+		 "sharing them",
 		 p->name, strerror(-err));
-	p->pin_dir[0] = 0;
-	p->adopt_prog_id = 0;
-	return skel_load_any(p);
+	/* A different build's pins. Adopting, they stay the old daemon's
+	 * (it may resume); otherwise ours replace them, from zero. The
+	 * program and config pins are replaced at attach either way. */
+	if (p->adopt_pid)
+		return ferry_port_skel_load(p, skel_own, NULL);
+	ferry_pin_dir(p->ifname, true, true, p->pin_dir, sizeof(p->pin_dir));
+	return ferry_port_skel_load(p, skel_share, NULL);
 }
 
 /*
@@ -370,11 +449,20 @@ static int skel_load_any(struct ferry_port *p)
 static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
 			   struct xdp_owner *o, char *msg, size_t len)
 {
-	int err = xdp_owner_get(ifindex, o);
+	int err = xdp_owner_get(ifname, ifindex, o);
 
 	if (err)
 		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
 				  ifname, strerror(-err));
+	if (o->prog_id && o->no_bpffs)
+		return ferry_fail(
+			msg, len, -EBUSY,
+			"%s has XDP program '%s' (id %u) and ferry cannot "
+			"tell whether a killed ferryd left it: bpffs, where "
+			"ferryd pins its programs, is not mounted on "
+			"/sys/fs/bpf; mount it (mount -t bpf bpf /sys/fs/bpf) "
+			"or remove the program (ip link set dev %s xdp off)",
+			ifname, o->name, o->prog_id, ifname);
 	if (o->prog_id && !o->is_ferry)
 		return ferry_fail(
 			msg, len, -EBUSY,
@@ -388,6 +476,17 @@ static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
 				  "%s is driven by ferryd pid %u", ifname,
 				  o->owner_pid);
 	return 0;
+}
+
+/* xdp_owner_check, keeping nothing open. */
+static int xdp_owner_check_put(const char *ifname, int ifindex,
+			       uint32_t allow_pid, struct xdp_owner *o,
+			       char *msg, size_t len)
+{
+	int err = xdp_owner_check(ifname, ifindex, allow_pid, o, msg, len);
+
+	xdp_owner_put(o);
+	return err;
 }
 
 int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
@@ -409,17 +508,24 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
 		if (p->spread_n && (p->spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
-	err = xdp_owner_check(p->ifname, p->ifindex, p->adopt_pid, &o, msg,
-			      len);
+	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg,
+				  len);
 	if (err)
 		return err;
-	if (ferry_pin_dir(p->ifname, !p->adopt_pid, p->pin_dir,
-			  sizeof(p->pin_dir)))
-		p->pin_dir[0] = 0;
-	p->adopt_prog_id =
-		o.prog_id && p->adopt_pid && o.owner_pid == p->adopt_pid
-			? o.prog_id
-			: 0;
+	err = ferry_pin_dir(p->ifname, !p->adopt_pid, o.is_ferry, p->pin_dir,
+			    sizeof(p->pin_dir));
+	if (err && err != -ENOENT)
+		return ferry_fail(msg, len, err,
+				  "%s: cannot pin its program in %s/%s: %s "
+				  "(the directory must belong to ferryd's "
+				  "user: chown -R ferry:ferry %s)",
+				  p->ifname, FERRY_PIN_ROOT, p->ifname,
+				  strerror(-err), FERRY_PIN_ROOT);
+	if (err)
+		log_warn("port %s: bpffs is not mounted on /sys/fs/bpf: its "
+			 "program is not pinned, so after a crash a restart "
+			 "cannot recognise it (mount -t bpf bpf /sys/fs/bpf)",
+			 p->name);
 
 	err = skel_load_any(p);
 	if (err)
@@ -478,27 +584,25 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 	int err, old_fd;
 
 	/* Look again: the interface may have changed since the load. */
-	err = xdp_owner_get(p->ifindex, &o);
+	err = xdp_owner_get(p->ifname, p->ifindex, &o);
 	if (err)
 		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
 	if (o.prog_id && (!o.is_ferry || (pid_is_live_ferryd(o.owner_pid) &&
-					  o.owner_pid != p->adopt_pid)))
+					  o.owner_pid != p->adopt_pid))) {
+		xdp_owner_put(&o);
 		return ferry_fail(msg, len, -EBUSY,
 				  "%s: XDP program '%s' (id %u) appeared; "
 				  "not replacing it",
 				  p->ifname, o.name, o.prog_id);
+	}
 
 	if (o.prog_id) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 
-		old_fd = bpf_prog_get_fd_by_id(o.prog_id);
-		if (old_fd < 0) {
-			err = -errno;
-			return ferry_fail(msg, len, err,
-					  "%s: stale program: %s", p->ifname,
-					  strerror(-err));
-		}
+		/* The pinned program: the kernel swaps only if it is still
+		 * the attached one (XDP_FLAGS_REPLACE). */
+		old_fd = o.fd;
 		opts.old_prog_fd = old_fd;
 		if (o.attach_flags == mode) {
 			err = bpf_xdp_attach(p->ifindex, prog_fd, mode, &opts);
@@ -511,7 +615,7 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 					mode | XDP_FLAGS_UPDATE_IF_NOEXIST,
 					NULL);
 		}
-		close(old_fd);
+		xdp_owner_put(&o);
 		if (!err && p->adopt_pid && o.owner_pid == p->adopt_pid) {
 			log_info("port %s: took over from ferryd pid %u "
 				 "(program id %u replaced)",
@@ -539,6 +643,7 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 			strerror(-err));
 	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &ilen))
 		p->prog_id = info.id;
+	xdp_pin_prog(p, prog_fd, bpf_map__fd(p->skel->maps.ferry_cfg));
 	return 0;
 }
 
@@ -573,24 +678,19 @@ int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
 			   size_t name_len)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_prog_info info = {0};
-	uint32_t len = sizeof(info);
-	int err, fd;
+	int err;
 
 	*id = 0;
 	err = bpf_xdp_query(p->ifindex, 0, &q);
 	if (err)
 		return err;
 	*id = p->xdp_generic ? q.skb_prog_id : q.drv_prog_id;
-	if (!name)
-		return 0;
-	snprintf(name, name_len, "?");
-	fd = *id ? bpf_prog_get_fd_by_id(*id) : -1;
-	if (fd < 0)
-		return 0;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		snprintf(name, name_len, "%s", info.name);
-	close(fd);
+	if (name && *id && *id == p->prog_id)
+		snprintf(name, name_len, "%s", FERRY_XDP_PROG_NAME);
+	else if (name && *id)
+		foreign_name(*id, name, name_len);
+	else if (name)
+		snprintf(name, name_len, "?");
 	return 0;
 }
 
@@ -606,8 +706,13 @@ int ferry_port_xdp_restore(struct ferry_port *p, uint32_t foreign_id)
 		return bpf_xdp_attach(p->ifindex, prog_fd,
 				      mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	/* XDP_FLAGS_REPLACE: the kernel swaps only if the foreign program is
-	 * still the attached one, so a third change in between is kept. */
+	 * still the attached one, so a third change in between is kept. Its
+	 * fd comes by id, which needs CAP_SYS_ADMIN; without it ferry
+	 * replaces whatever is attached, foreign_id a moment ago: a third
+	 * change in that moment is lost (ferryd(8), CAPABILITIES). */
 	old_fd = bpf_prog_get_fd_by_id(foreign_id);
+	if (old_fd < 0 && errno == EPERM)
+		return bpf_xdp_attach(p->ifindex, prog_fd, mode, NULL);
 	if (old_fd < 0)
 		return -errno;
 	opts.old_prog_fd = old_fd;
@@ -641,16 +746,18 @@ int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out)
 	return 0;
 }
 
-int ferry_port_xdp_check_free(const char *ifname, int ifindex,
-			      uint32_t *stale_id, char *msg, size_t len)
+int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
+			      char *msg, size_t len)
 {
 	struct xdp_owner o;
 	int err;
 
-	*stale_id = 0;
+	*stale_fd = -1;
 	err = xdp_owner_check(ifname, ifindex, 0, &o, msg, len);
-	if (err)
+	if (err) {
+		xdp_owner_put(&o);
 		return err;
-	*stale_id = o.prog_id;
+	}
+	*stale_fd = o.fd;
 	return 0;
 }

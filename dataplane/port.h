@@ -66,11 +66,10 @@ struct ferry_port {
 	bool zerocopy;
 	bool hugepages;
 	bool tx_budget_set;
-	bool replaced_stale;	/* took over from a killed ferryd */
-	uint32_t adopt_pid;	/* hot restart: may replace this live ferryd */
-	uint32_t adopt_prog_id; /* hot restart: its program, maps shared */
-	bool deferred;		/* hot restart: XSKMAP and attach still to do */
-	char pin_dir[64]; /* bpffs directory of its pinned maps; "": none */
+	bool replaced_stale; /* took over from a killed ferryd */
+	uint32_t adopt_pid;  /* hot restart: may replace this live ferryd */
+	bool deferred;	     /* hot restart: XSKMAP and attach still to do */
+	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
 	struct bpf_link *cpumap_tp;	 /* NULL: enqueue drops not measured */
@@ -132,10 +131,13 @@ int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
 			 void *arg);
 /*
  * The map of the loaded program prog_fd that matches m: its name as the
- * kernel keeps it (15 characters), type, key, value and size. An fd, or
- * -errno (-ENOENT: none).
+ * kernel keeps it (15 characters), type, key, value and size, among the
+ * maps this process holds. An fd, or -errno (-ENOENT: none).
  */
 int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m);
+/* An fd of this process on BPF program (prog) or map id, dup'ed: -ENOENT
+ * when it holds none. Needs no privilege, unlike opening by id. */
+int ferry_bpf_own_fd(bool prog, uint32_t id);
 /* Puts a socket into the XSKMAP slot of its queue. */
 int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
 int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
@@ -153,12 +155,18 @@ void ferry_port_xdp_unload(struct ferry_port *p);
 
 /*
  * For a loader other than ferry (the DPDK PMD): 0 when ifindex has no XDP
- * program, or only a stale ferry one (a dead ferryd's), whose id is then in
- * *stale_id (else 0); -EBUSY with msg when a foreign program or a live
- * ferryd holds the interface.
+ * program, or only a stale ferry one (a dead ferryd's, recognised by its
+ * pin), whose fd is then in *stale_fd (else -1; the caller closes it);
+ * -EBUSY with msg when a foreign program or a live ferryd holds the
+ * interface, or a program is there and bpffs is not mounted.
  */
-int ferry_port_xdp_check_free(const char *ifname, int ifindex,
-			      uint32_t *stale_id, char *msg, size_t len);
+int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
+			      char *msg, size_t len);
+/*
+ * Pins the program and config map of p's classifier as the interface's
+ * (takeover.h); for loaders other than ferry. Logs what it cannot pin.
+ */
+void ferry_port_xdp_pin(struct ferry_port *p, int prog_fd);
 
 /*
  * The id of the program attached to p's interface in p's XDP mode (0: none),

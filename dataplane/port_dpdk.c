@@ -387,8 +387,8 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 			 size_t len)
 {
 	struct ferry_dpdk_port *dp;
-	uint32_t stale, i, n_pooled = 0, max_q;
-	int err;
+	uint32_t i, n_pooled = 0, max_q;
+	int err, stale_fd;
 
 	if (p->mode_req == FERRY_XSK_ZC)
 		return ferry_fail(msg, len, -EINVAL,
@@ -411,10 +411,18 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 				  "%u queue(s) of %s (its combined channel "
 				  "count); use 'queues %u' or 'queues A-A'",
 				  max_q, p->ifname, max_q);
-	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale, msg,
+	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale_fd, msg,
 					len);
 	if (err)
 		return err;
+	/* A stale program is a dead ferryd's: off it goes, port or not. */
+	if (stale_fd >= 0) {
+		err = ferry_dpdk_stale_detach(p, stale_fd, msg, len);
+		close(stale_fd);
+		if (err)
+			return err;
+		p->replaced_stale = true;
+	}
 	if (!f->dpdk) {
 		f->dpdk = calloc(1, sizeof(*f->dpdk));
 		if (!f->dpdk)
@@ -434,12 +442,6 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		return ferry_fail(msg, len, -ENOMEM, "out of memory");
 	}
 	snprintf(dp->vdev, sizeof(dp->vdev), "net_af_xdp_%s", p->name);
-	if (stale) {
-		err = ferry_dpdk_stale_detach(p, stale, msg, len);
-		if (err)
-			goto err_dp;
-		p->replaced_stale = true;
-	}
 	err = vdev_open(f, p, dp, &n_pooled, msg, len);
 	if (err)
 		goto err_pools;
@@ -491,7 +493,6 @@ err_vdev:
 	vdev_close(dp);
 err_pools:
 	pools_put(f, p, n_pooled);
-err_dp:
 	free(dp->dq);
 	free(dp);
 	return err;

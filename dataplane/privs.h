@@ -7,6 +7,10 @@
  * once the control socket exists and the config file is applied to the
  * run-time set. Worker threads drop every capability when they start: ring
  * work and wakeup syscalls on already-bound sockets need none.
+ *
+ * CAP_SYS_ADMIN is not among them: a killed ferryd's program is recognised
+ * through its pin in bpffs (takeover.h), the DPDK PMD's through the fds it
+ * left in this process; only opening programs by id would need it.
  */
 #ifndef FERRY_PRIVS_H
 #define FERRY_PRIVS_H
@@ -21,9 +25,7 @@
 	X(NET_RAW, "AF_XDP sockets")                                           \
 	X(BPF, "load the classifier, update its maps")                         \
 	X(PERFMON, "the CPUMAP enqueue tracepoint, BPF packet pointers")       \
-	X(IPC_LOCK, "UMEM pages pinned beyond RLIMIT_MEMLOCK")                 \
-	X(SYS_ADMIN, "open programs and maps by id: a dead ferryd's, another " \
-		     "tool's (stale takeover, xdp-restore)")
+	X(IPC_LOCK, "UMEM pages pinned beyond RLIMIT_MEMLOCK")
 
 /* Only while setting up: the control socket's directory, owner, mode. */
 #define FERRY_SETUP_CAPS(X)                                                    \

@@ -11,10 +11,11 @@
  * frames a takeover loses.
  *
  * The XSKMAP and the verdict counters of each port are pinned in bpffs
- * (FERRY_PIN_ROOT/<ifname>/) when bpffs is mounted there; the new daemon's
- * skeleton reuses them, so the counters carry on across the restart and
- * the new sockets receive through the old program until the swap. Without
- * bpffs the takeover still works and the verdict counters restart.
+ * (FERRY_PIN_ROOT/<ifname>/), with the program and its config map; the new
+ * daemon recognises the old one's program by its pin, its skeleton reuses
+ * the pinned maps, so the counters carry on across the restart and the new
+ * sockets receive through the old program until the swap. Without bpffs a
+ * takeover is refused (the old program cannot be recognised).
  *
  * Old side: `handover begin` (pid and running configuration), `handover
  * release` (sockets closed, XDP left attached), then `handover commit`
@@ -36,14 +37,35 @@
 struct ferry;
 struct ferry_port;
 
-/* ---- pins (port.c) ---- */
+/* ---- pins (takeover.c) ---- */
 
 /*
- * Makes FERRY_PIN_ROOT/<ifname> and writes it into dir; fresh: removes
- * pins left there first (a new port starts counting at zero). 0, or
- * -errno when bpffs is not mounted (dir is then empty: no pinning).
+ * FERRY_PIN_ROOT/<ifname>/ holds, besides the shared maps, the program
+ * ferryd attached there and its config map (owner pid). They are how a
+ * restarted or succeeding ferryd recognises that program as a ferryd's: the
+ * pinned program's id equals the attached one's. Opening a pin needs file
+ * permission and CAP_BPF; opening a program by id would need CAP_SYS_ADMIN.
  */
-int ferry_pin_dir(const char *ifname, bool fresh, char *dir, size_t len);
+#define FERRY_PIN_PROG "ferry_xdp"
+#define FERRY_PIN_CFG  "ferry_cfg"
+
+/* Whether bpffs is mounted where FERRY_PIN_ROOT lives. */
+bool ferry_pin_bpffs(void);
+/* FERRY_PIN_ROOT/<ifname>/<name> into path; 0 or -ENAMETOOLONG. */
+int ferry_pin_path(const char *ifname, const char *name, char *path,
+		   size_t len);
+/*
+ * Makes FERRY_PIN_ROOT/<ifname> and writes it into dir; fresh: removes
+ * pins left there first (a new port starts counting at zero) except, with
+ * keep_prog, the program and config pins (the attached program's, until
+ * ours replaces them). 0, or -errno (dir is then empty: no pinning):
+ * -ENOENT when bpffs is not mounted, -EACCES when the directory is another
+ * user's.
+ */
+int ferry_pin_dir(const char *ifname, bool fresh, bool keep_prog, char *dir,
+		  size_t len);
+/* Pins fd as dir/name, atomically replacing what was there; 0 or -errno. */
+int ferry_pin_replace(const char *dir, const char *name, int fd);
 /* Removes the port's pins and its directory (port del, clean exit). */
 void ferry_pin_remove(const char *dir);
 

@@ -86,6 +86,11 @@ reap_leftovers() {
 			umount "$run.cgroup" 2>/dev/null || umount -l "$run.cgroup"
 			rmdir "$run.cgroup" && leaked=1
 		fi
+		# tb__bpffs_init's bpffs beside the run dir.
+		if [[ -n $run && $run == /tmp/ferry-* && -d $run.bpffs ]]; then
+			umount "$run.bpffs" 2>/dev/null || umount -l "$run.bpffs"
+			rmdir "$run.bpffs" && leaked=1
+		fi
 		[[ -n $run && $run == /tmp/ferry-* && -d $run ]] && rm -rf "$run" && leaked=1
 	done <"$record"
 	return $((leaked == 0 ? 0 : 1))

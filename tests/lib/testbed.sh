@@ -143,6 +143,7 @@ tb_init() {
 	trap 'tb__stopped $? $LINENO "$BASH_COMMAND"' ERR
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+	tb__bpffs_init
 	tb_log "prefix $TB_P, run dir $TB_RUN"
 }
 
@@ -217,6 +218,7 @@ tb_cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	tb__cgroup_cleanup
+	tb__bpffs_cleanup
 	[[ -n $TB_RUN && $TB_RUN == /tmp/ferry-* ]] && rm -rf "$TB_RUN"
 	exit "$rc"
 }
@@ -350,9 +352,12 @@ tb_veth() {
 	ip -n "$ns_b" link set dev "$if_b" mtu 1500 up || tb_die "$if_b up failed"
 }
 
-# `ip netns exec` remounts /sys, so each command mounts its own bpffs.
+# `ip netns exec` remounts /sys, so each command mounts bpffs again: the
+# test's own instance ($TB_BPFFS, tb__bpffs_init), so that a restarted or
+# succeeding ferryd finds the pins of the one before, as on a host; a new
+# instance when there is none.
 # shellcheck disable=SC2016 # expanded by sh, not here
-TB_BPFFS_EXEC='mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec "$@"'
+TB_BPFFS_EXEC='{ [ -n "$TB_BPFFS" ] && mount --bind "$TB_BPFFS" /sys/fs/bpf; } 2>/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec "$@"'
 tb_exec() {
 	local ns
 	ns=$(tb_nsname "$1")
@@ -662,4 +667,63 @@ tb__run_deferred() {
 		eval "${TB_DEFER[i]}" || tb_log "deferred '${TB_DEFER[i]}' failed"
 	done
 	TB_DEFER=()
+}
+
+# One bpffs instance per test, beside the run dir (never inside it: no
+# `rm -rf` reaches into it), bound onto /sys/fs/bpf by every command run in
+# a namespace (TB_BPFFS_EXEC).
+TB_BPFFS=
+tb__bpffs_init() {
+	mkdir -p "$TB_RUN.bpffs" && mount -t bpf bpf "$TB_RUN.bpffs" ||
+		tb_die "cannot mount bpffs on $TB_RUN.bpffs"
+	chmod 1777 "$TB_RUN.bpffs"
+	export TB_BPFFS=$TB_RUN.bpffs
+}
+
+tb__bpffs_cleanup() {
+	[[ -n $TB_BPFFS && $TB_BPFFS == /tmp/ferry-*.bpffs ]] || return 0
+	umount "$TB_BPFFS" 2>/dev/null || umount -l "$TB_BPFFS"
+	rmdir "$TB_BPFFS"
+}
+
+# ---- the systemd unit (tests/system/t_unit_security.sh, t_unprivileged.sh)
+
+SECCOMP_EXEC=$(tb__abs "${SECCOMP_EXEC:-build/tests/seccomp_exec}")
+
+# The shipped unit file: daemon/ once it moved there, dataplane/ before.
+tb_unit_file() {
+	local f
+	for f in "$TB_REPO/daemon/ferryd.service" "$TB_REPO/dataplane/ferryd.service"; do
+		[[ -f $f ]] && { printf '%s\n' "$f"; return 0; }
+	done
+	tb_die "no ferryd.service under daemon/ or dataplane/"
+}
+
+# tb_unit_values KEY: the unit's KEY= values, space-separated, all lines.
+tb_unit_values() {
+	sed -n "s/^$1=//p" "$(tb_unit_file)" | tr '\n' ' '
+}
+
+# Expands one SystemCallFilter= word (@group or a name) into names.
+tb__syscall_expand() {
+	local w=$1 line
+	if [[ $w != @* ]]; then
+		printf '%s\n' "$w"
+		return 0
+	fi
+	systemd-analyze syscall-filter "$w" | tail -n +2 | while read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		tb__syscall_expand "$line"
+	done
+}
+
+# The unit's SystemCallFilter= as a flat list of names, one a line, from
+# the unit file itself: what seccomp_exec applies is what systemd would.
+tb_unit_syscalls() {
+	local w
+	command -v systemd-analyze >/dev/null || tb_die "no systemd-analyze (package systemd)"
+	for w in $(tb_unit_values SystemCallFilter); do
+		[[ $w == ~* ]] && tb_die "deny-list entries ($w) are not supported here"
+		tb__syscall_expand "$w"
+	done | sort -u
 }
