@@ -54,10 +54,20 @@ tb_do dut workers 1 idle poll >/dev/null
 tb_do dut port add p0 dev "$D0" >/dev/null
 tb_do dut port add p1 dev "$D1" >/dev/null
 assert_json '.data[0].host_frames' arp,ndp "$(tb_do dut port show p0)"
+# The classifier follows the app, both ways.
+tb_do dut xconnect add p0 p1 >/dev/null
+assert_json '.data[0].host_frames' "none (wire)" "$(tb_do dut port show p0)"
+assert_json '.data[0].host_frames' arp,ndp "$(tb_do dut port show p1)"
+tb_do dut xconnect del p0 >/dev/null
+assert_json '.data[0].host_frames' arp,ndp "$(tb_do dut port show p0)"
+tb_do dut reflect p0 >/dev/null
+assert_json '.data[0].host_frames' "none (wire)" "$(tb_do dut port show p0)"
 tb_do dut xconnect add p0 p1 >/dev/null
 tb_do dut xconnect add p1 p0 >/dev/null
 assert_json '.data[0].host_frames' "none (wire)" "$(tb_do dut port show p0)"
 assert_json '.data[0].host_frames' "none (wire)" "$(tb_do dut port show p1)"
+# The hosts' IPv6 chatter (MLD, RS) met p1 before it was a wire.
+tb_do dut stats reset >/dev/null
 
 # ---- ping, both ways, both families: neighbours are resolved across ----
 for pair in "a $B_IP" "b $A_IP" "a $B_IP6" "b $A_IP6"; do
