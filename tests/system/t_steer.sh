@@ -165,6 +165,10 @@ assert_ge "tcp frames steered" 100 "$t"
 assert_eq "tcp frames processed" "$t" "$p"
 assert_eq "tcp: one CPU only" "$t" $(($(ctr tcp9001 0 steered) > $(ctr tcp9001 1 steered) ?
 	$(ctr tcp9001 0 steered) : $(ctr tcp9001 1 steered)))
+# The client's partial checksums were completed before steering.
+for c in TcpInCsumErrors UdpInCsumErrors; do
+	assert_eq "srv $c" 0 "$(tb_exec srv nstat -az "$c" | awk -v c="$c" '$1 == c {print $2}')"
+done
 
 # The rules are in stats and metrics too.
 assert_json '[.data.steer[].name] | join(",")' udp9000,tcp9001 "$(tb_do dut stats)"
