@@ -7,6 +7,10 @@
  * frame to the AF_XDP socket of its RX queue, to the kernel, to a CPU, or
  * to the bin. Every frame is counted under exactly one enum ferry_reason,
  * so the per-CPU verdict counters add up to the frames received.
+ *
+ * Both XDP programs are xdp.frags: they take multi-buffer frames, which is
+ * what lets them attach in native mode to a device whose MTU does not fit
+ * one page (veth at MTU 9000 refuses a program without it: ERANGE).
  */
 #include <linux/bpf.h>
 #include <linux/errno.h>
@@ -402,11 +406,6 @@ static __always_inline int spread(struct xdp_md *ctx,
 		      bytes);
 }
 
-/*
- * xdp.frags: the program takes multi-buffer frames, which is what lets it
- * attach in native mode to a device whose MTU does not fit one page (veth
- * at MTU 9000 refuses a program without it: ERANGE).
- */
 SEC("xdp.frags")
 int ferry_xdp(struct xdp_md *ctx)
 {
