@@ -162,6 +162,9 @@ struct ferry_pkt {
 	__u16 dport;  /* host order */
 	__u32 src[4]; /* network order; IPv4 in [0] */
 	__u32 dst[4];
+	__u16 l4_len;	 /* L4 bytes per the IP header(s), when family != 0 */
+	__u8 more_frags; /* a fragment, not the last: L4 length unknown */
+	__u8 pad;
 };
 
 /*

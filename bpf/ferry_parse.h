@@ -18,10 +18,13 @@
  * Two lengths are kept apart on purpose. Memory safety is checked against
  * data_end, with constant sizes, because that is the only form from which
  * the verifier learns a packet range. Protocol lengths (IPv4 total length,
- * IPv6 payload length, UDP length) are checked against "rem", the bytes the
- * IP header says follow the current position; rem never reaches past
- * data_end because the IP length was checked against it first. Bytes after
- * the IP length are Ethernet padding and are ignored.
+ * IPv6 payload length, UDP length) are checked against the frame's length
+ * and then against "rem", the bytes the IP header says follow the current
+ * position. In a multi-buffer frame (XDP frags) data_end ends the first
+ * buffer only and the frame goes on in fragments: rem may then reach past
+ * data_end, which is why every read has its own ferry_fits(). Headers are
+ * expected in the first buffer; bytes after the IP length are Ethernet
+ * padding and are ignored.
  *
  * The verifier accepts packet pointer plus a variable offset (IHL, IPv6
  * extension lengths) only from a loader with CAP_PERFMON (or CAP_SYS_ADMIN):
@@ -183,8 +186,9 @@ static __always_inline int ferry_parse_l4(const __u8 *l4, const __u8 *end,
 	return FERRY_PARSE_OK;
 }
 
+/* room: bytes of the whole frame from l3 on, fragments included. */
 static __always_inline int ferry_parse_ip4(const __u8 *l3, const __u8 *end,
-					   struct ferry_pkt *pkt)
+					   __u32 room, struct ferry_pkt *pkt)
 {
 	__u32 hlen, tot_len;
 	__u16 frag;
@@ -197,7 +201,7 @@ static __always_inline int ferry_parse_ip4(const __u8 *l3, const __u8 *end,
 	if (hlen < sizeof(struct iphdr) || !ferry_fits(l3, hlen, end))
 		return FERRY_R_DROP_BAD_IHL;
 	tot_len = bpf_ntohs(ferry_load16(l3 + offsetof(struct iphdr, tot_len)));
-	if (tot_len < hlen || !ferry_fits(l3, tot_len, end))
+	if (tot_len < hlen || tot_len > room)
 		return FERRY_R_DROP_BAD_IP4_LEN;
 
 	pkt->family = 4;
@@ -205,8 +209,10 @@ static __always_inline int ferry_parse_ip4(const __u8 *l3, const __u8 *end,
 	pkt->src[0] = ferry_load32(l3 + offsetof(struct iphdr, saddr));
 	pkt->dst[0] = ferry_load32(l3 + offsetof(struct iphdr, daddr));
 	pkt->l4_off = pkt->l3_off + hlen;
+	pkt->l4_len = (__u16)(tot_len - hlen);
 
 	frag = bpf_ntohs(ferry_load16(l3 + offsetof(struct iphdr, frag_off)));
+	pkt->more_frags = (frag & FERRY_IP_MF) != 0;
 	if (frag & FERRY_IP_OFFMASK) {
 		/* Only the first fragment carries the L4 header. */
 		pkt->is_frag = 1;
@@ -217,7 +223,7 @@ static __always_inline int ferry_parse_ip4(const __u8 *l3, const __u8 *end,
 }
 
 static __always_inline int ferry_parse_ip6(const __u8 *l3, const __u8 *end,
-					   struct ferry_pkt *pkt)
+					   __u32 room, struct ferry_pkt *pkt)
 {
 	const __u8 *p = l3 + sizeof(struct ipv6hdr);
 	__u32 rem, ext_len, off = pkt->l3_off + sizeof(struct ipv6hdr);
@@ -232,7 +238,7 @@ static __always_inline int ferry_parse_ip6(const __u8 *l3, const __u8 *end,
 		return FERRY_R_DROP_BAD_IP_VER;
 	rem = bpf_ntohs(
 		ferry_load16(l3 + offsetof(struct ipv6hdr, payload_len)));
-	if (!ferry_fits(l3, sizeof(struct ipv6hdr) + rem, end))
+	if (sizeof(struct ipv6hdr) + rem > room)
 		return FERRY_R_DROP_BAD_IP6_LEN;
 
 	pkt->family = 6;
@@ -274,6 +280,8 @@ static __always_inline int ferry_parse_ip6(const __u8 *l3, const __u8 *end,
 		if (pkt->is_frag) {
 			pkt->l4_proto = nexthdr;
 			pkt->l4_off = off;
+			pkt->l4_len = (__u16)rem;
+			pkt->more_frags = (__u8)more_frags;
 			return FERRY_PARSE_OK;
 		}
 	}
@@ -282,20 +290,26 @@ static __always_inline int ferry_parse_ip6(const __u8 *l3, const __u8 *end,
 
 	pkt->l4_proto = nexthdr;
 	pkt->l4_off = off;
+	pkt->l4_len = (__u16)rem;
+	pkt->more_frags = (__u8)more_frags;
 	return ferry_parse_l4(p, end, rem, more_frags, pkt);
 }
 
 /*
- * Parse the frame in [data, data_end) into *pkt (always fully written).
- * Returns FERRY_PARSE_OK or the malformed-frame reason; see the top of the
- * file.
+ * Parse the frame that starts at data and is frame_len bytes long, of
+ * which [data, data_end) is the first buffer, into *pkt (always fully
+ * written). frame_len >= data_end - data. Returns FERRY_PARSE_OK or the
+ * malformed-frame reason; see the top of the file.
  */
-static __always_inline int ferry_parse(const void *data, const void *data_end,
-				       struct ferry_pkt *pkt)
+static __always_inline int ferry_parse_len(const void *data,
+					   const void *data_end,
+					   __u32 frame_len,
+					   struct ferry_pkt *pkt)
 {
 	const __u8 *p = data;
 	const __u8 *end = data_end;
 	__u16 proto;
+	__u32 l3_off;
 	int i;
 
 	__builtin_memset(pkt, 0, sizeof(*pkt));
@@ -319,12 +333,23 @@ static __always_inline int ferry_parse(const void *data, const void *data_end,
 		return FERRY_R_DROP_VLAN_DEPTH;
 
 	pkt->ethertype = proto;
-	pkt->l3_off = ETH_HLEN + pkt->n_vlan * FERRY_VLAN_HLEN;
+	l3_off = ETH_HLEN + pkt->n_vlan * FERRY_VLAN_HLEN;
+	pkt->l3_off = l3_off;
+	/* The header fitted in the first buffer, so l3_off <= frame_len. */
 	if (proto == ETH_P_IP)
-		return ferry_parse_ip4(p, end, pkt);
+		return ferry_parse_ip4(p, end, frame_len - l3_off, pkt);
 	if (proto == ETH_P_IPV6)
-		return ferry_parse_ip6(p, end, pkt);
+		return ferry_parse_ip6(p, end, frame_len - l3_off, pkt);
 	return FERRY_PARSE_OK;
+}
+
+/* A frame that is all in one buffer. */
+static __always_inline int ferry_parse(const void *data, const void *data_end,
+				       struct ferry_pkt *pkt)
+{
+	return ferry_parse_len(
+		data, data_end,
+		(__u32)((const __u8 *)data_end - (const __u8 *)data), pkt);
 }
 
 /*

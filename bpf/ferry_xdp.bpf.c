@@ -7,13 +7,19 @@
  * frame to the AF_XDP socket of its RX queue, to the kernel, to a CPU, or
  * to the bin. Every frame is counted under exactly one enum ferry_reason,
  * so the per-CPU verdict counters add up to the frames received.
+ *
+ * Both XDP programs are xdp.frags: they take multi-buffer frames, which is
+ * what lets them attach in native mode to a device whose MTU does not fit
+ * one page (veth at MTU 9000 refuses a program without it: ERANGE).
  */
 #include <linux/bpf.h>
+#include <linux/errno.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
 #include "ferry_abi.h"
 #include "ferry_parse.h"
+#include "ferry_csum.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -195,6 +201,99 @@ static __always_inline int is_ndp(const struct ferry_pkt *pkt)
 }
 
 /*
+ * Frames steered to the host through CPUMAP: the kernel builds a fresh skb
+ * on the target CPU, without the CHECKSUM_PARTIAL mark the sender's skb
+ * had, so a partial TCP/UDP checksum (see bpf/ferry_csum.h) would be
+ * dropped by the stack as a bad one. This completes it here, on the RX
+ * CPU, before the redirect. Frames whose field is not the pseudo-header
+ * sum pay for the compare only; correct checksums are never rewritten
+ * (they do not match, or match and recompute to themselves).
+ *
+ * The L4 bytes are copied out in chunks (bpf_xdp_load_bytes reads across
+ * the fragments of a multi-buffer frame) and summed by bpf_csum_diff: the
+ * verifier cannot bound a variable-length walk over packet memory.
+ * Returns 1 when the field was rewritten, 0 when the frame needed nothing,
+ * -errno when it could not be read or written (the frame goes on as it is).
+ *
+ * Global and noinline, so the verifier checks its loop once.
+ */
+#define FERRY_CSUM_CHUNK      256
+#define FERRY_CSUM_MAX_CHUNKS ((9216 + FERRY_CSUM_CHUNK - 1) / FERRY_CSUM_CHUNK)
+
+__noinline int ferry_csum_complete(struct xdp_md *ctx,
+				   const struct ferry_pkt *pkt)
+{
+	__u32 buf[FERRY_CSUM_CHUNK / 4];
+	__u32 l4_len, l4_off, field_off, done = 0, n, i;
+	__u64 pseudo, sum = 0;
+	__u16 field, c;
+	__s64 part;
+
+	if (!pkt || pkt->is_frag || pkt->more_frags)
+		return 0;
+	if (pkt->l4_proto == IPPROTO_TCP)
+		field_off = offsetof(struct tcphdr, check);
+	else if (pkt->l4_proto == IPPROTO_UDP)
+		field_off = offsetof(struct udphdr, check);
+	else
+		return 0;
+	l4_len = pkt->l4_len;
+	l4_off = pkt->l4_off;
+	if (pkt->family == 4)
+		pseudo = ferry_csum_pseudo4(pkt->src[0], pkt->dst[0],
+					    pkt->l4_proto, l4_len);
+	else if (pkt->family == 6)
+		pseudo = ferry_csum_pseudo6(pkt->src, pkt->dst, pkt->l4_proto,
+					    l4_len);
+	else
+		return 0;
+	if (bpf_xdp_load_bytes(ctx, l4_off + field_off, &field, sizeof(field)))
+		return -EFAULT;
+	if (!ferry_csum_is_partial(field, pseudo))
+		return 0;
+
+	/* Whole chunks, then the tail once: a loop whose body may end the
+	 * frame would let the verifier's paths multiply per iteration. */
+	for (i = 0; i < FERRY_CSUM_MAX_CHUNKS; i++) {
+		if (l4_len - done < FERRY_CSUM_CHUNK)
+			break;
+		if (bpf_xdp_load_bytes(ctx, l4_off + done, buf,
+				       FERRY_CSUM_CHUNK))
+			return -EFAULT;
+		part = bpf_csum_diff(NULL, 0, buf, FERRY_CSUM_CHUNK, 0);
+		if (part < 0)
+			return -EINVAL;
+		sum += (__u32)part;
+		done += FERRY_CSUM_CHUNK;
+	}
+	n = l4_len - done;
+	if (n >= FERRY_CSUM_CHUNK)
+		return -E2BIG;
+	if (n) {
+		/* Zero padded, so the whole buffer can be summed. The mask
+		 * is for the verifier, which must see n bounded; clang
+		 * knows n < CHUNK and would drop it, so n is hidden from
+		 * clang first. */
+		__builtin_memset(buf, 0, sizeof(buf));
+		asm volatile("" : "+r"(n));
+		n &= FERRY_CSUM_CHUNK - 1;
+		if (n == 0 || bpf_xdp_load_bytes(ctx, l4_off + done, buf, n))
+			return -EFAULT;
+		part = bpf_csum_diff(NULL, 0, buf, FERRY_CSUM_CHUNK, 0);
+		if (part < 0)
+			return -EINVAL;
+		sum += (__u32)part;
+	}
+	c = ferry_csum_final(pseudo, ferry_csum_unsum(sum, field),
+			     pkt->l4_proto);
+	if (c == field)
+		return 0;
+	if (bpf_xdp_store_bytes(ctx, l4_off + field_off, &c, sizeof(c)))
+		return -EFAULT;
+	return 1;
+}
+
+/*
  * Into cpu's CPUMAP entry, with tag in the metadata area for the CPUMAP
  * program: without headroom for it the frame still goes, and the remote CPU
  * cannot attribute it. *ok or *failed (either may be NULL) counts the
@@ -253,6 +352,9 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 	}
 	cpu = set->cpu[i] & (FERRY_MAX_CPUS - 1);
 	idx = FERRY_STEER_CTR_IDX(slot, cpu);
+	/* Not counted: a frame that cannot be completed still goes, and
+	 * the stack's own counter (TcpInCsumErrors) says so. */
+	ferry_csum_complete(ctx, pkt);
 	ctr = bpf_map_lookup_elem(&ferry_steer_ctrs, &idx);
 	return to_cpu(ctx, cpu, FERRY_STEER_META_TAG | slot,
 		      ctr ? &ctr->steered : NULL,
@@ -304,15 +406,13 @@ static __always_inline int spread(struct xdp_md *ctx,
 		      bytes);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int ferry_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	/* Packet pointer subtraction needs CAP_PERFMON; so does the
-	 * parser's variable-offset packet arithmetic, so the loader must
-	 * hold it anyway, and this is cheaper than bpf_xdp_get_buff_len(). */
-	__u64 bytes = data_end - data;
+	/* The whole frame, fragments included; counters count it all. */
+	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	const struct ferry_xdp_cfg *cfg;
 	const struct ferry_rule *r;
 	struct ferry_pkt pkt;
@@ -320,7 +420,7 @@ int ferry_xdp(struct xdp_md *ctx)
 	int matched = 0, ret, idx;
 	__u8 action;
 
-	ret = ferry_parse(data, data_end, &pkt);
+	ret = ferry_parse_len(data, data_end, (__u32)bytes, &pkt);
 	if (ret != FERRY_PARSE_OK) {
 		count(ret, bytes);
 		return XDP_DROP;
@@ -408,7 +508,9 @@ static __always_inline int spread_hand(__u32 i)
  * Second stage, on the target CPU, before the kernel builds the skb: counts
  * what arrived per (rule slot, CPU) and hands the frame to the stack.
  */
-SEC("xdp/cpumap")
+/* xdp.frags like the classifier: the kernel lets a CPUMAP entry run only
+ * a program that agrees with the redirecting one on frags support. */
+SEC("xdp.frags/cpumap")
 int ferry_cpumap(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

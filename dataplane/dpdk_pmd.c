@@ -23,6 +23,7 @@
 #include "ferry_xdp.skel.h"
 #include "log.h"
 #include "port.h"
+#include "wire.h"
 
 /* ------------------------------------------------ the PMD's classifier */
 
@@ -98,7 +99,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct ferry_xdp_cfg cfg = {
 		.default_action = p->default_action,
-		.pass_arp_ndp = 1,
+		.pass_arp_ndp = !ferry_port_is_wire(p),
 		.owner_pid = (uint32_t)getpid(),
 	};
 	struct bpf_prog_info info = {0};

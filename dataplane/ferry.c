@@ -22,6 +22,7 @@
 #include "numaplace.h"
 #include "steer.h"
 #include "takeover.h"
+#include "wire.h"
 
 #define DRAIN_TIMEOUT_MS 500
 /* How long a handover waits for the other daemon's queues to come free. */
@@ -846,6 +847,21 @@ const char *ferry_app_name(enum ferry_app app)
 	return app < FERRY_APP__COUNT ? app_names[app] : "?";
 }
 
+/*
+ * The classifier follows the app: a wire (xconnect, reflect) takes ARP and
+ * NDP to the worker too. Set after the workers have the app, so the first
+ * ARP a wire forwards finds it there. A failure is logged, not returned:
+ * the app is set, and only ARP/NDP would still go to the host.
+ */
+static void app_wire_apply(struct ferry_port *p)
+{
+	int err = ferry_port_wire_apply(p);
+
+	if (err)
+		log_warn("port %s: cannot set the classifier's wire mode: %s",
+			 p->name, strerror(-err));
+}
+
 int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		  const char *peer_name, char *msg, size_t len)
 {
@@ -882,6 +898,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		/* No sockets yet (hot restart): set when they are bound. */
 		p->app = app;
 		p->peer = peer;
+		app_wire_apply(p);
 		return 0;
 	}
 	for (i = 0; i < p->n_queues; i++) {
@@ -900,6 +917,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	}
 	p->app = app;
 	p->peer = peer;
+	app_wire_apply(p);
 	if (missing)
 		log_warn("xconnect %s %s: %u queue(s) of %s sit on "
 			 "workers that "

@@ -16,6 +16,7 @@
 #include "ferry_xdp.skel.h"
 #include "log.h"
 #include "port.h"
+#include "wire.h"
 #include "takeover.h"
 
 static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
@@ -494,7 +495,7 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	struct ferry_xdp_cfg cfg = {
 		.n_rules = 0,
 		.default_action = p->default_action,
-		.pass_arp_ndp = 1,
+		.pass_arp_ndp = !ferry_port_is_wire(p),
 		.owner_pid = (uint32_t)getpid(),
 		.spread_n = p->spread_n,
 		.spread_via = p->spread_via,

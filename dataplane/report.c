@@ -13,6 +13,7 @@
 #include "log.h"
 #include "spread.h"
 #include "steer.h"
+#include "wire.h"
 
 static const char *const reason_names[] = {
 #define REASON_NAME(id, name) [FERRY_R_##id] = name,
@@ -43,7 +44,7 @@ static json_t *port_json(const struct ferry_port *p)
 {
 	json_t *o = json_object(), *workers = json_array();
 	json_t *warnings = json_array();
-	char app[64], mac[18];
+	char app[64], mac[18], hf[48];
 	uint64_t seen = 0;
 	uint32_t i;
 
@@ -103,6 +104,9 @@ static json_t *port_json(const struct ferry_port *p)
 						: "xsk"));
 	json_object_set_new(o, "steer_rules",
 			    json_integer(p->steer ? p->steer->n : 0));
+	json_object_set_new(
+		o, "host_frames",
+		json_string(ferry_port_host_frames(p, hf, sizeof(hf))));
 	json_object_set_new(o, "cpumap_enqueue_drops_measured",
 			    json_boolean(p->cpumap_tp != NULL));
 	json_object_set_new(o, "workers", workers);

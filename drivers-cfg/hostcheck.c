@@ -152,7 +152,7 @@ static const struct hc_check checks[] = {
 	{hc_check_memlock, false},  {hc_check_workers, false},
 	{hc_check_driver, true},    {hc_check_numa, true},
 	{hc_check_queues, true},    {hc_check_irqs, true},
-	{hc_check_busy_poll, true},
+	{hc_check_busy_poll, true}, {hc_check_veth_csum, true},
 };
 
 static void read_cpu_nodes(struct hc *h)

@@ -23,6 +23,12 @@
 struct ferry_host_probes {
 	int (*af_xdp)(void);
 	int (*map_type)(int bpf_map_type);
+	/*
+	 * A veth's peer: 1 its TX checksum offload is on, 0 off, -errno
+	 * unknown (-ENOENT: not found). Its name, with " (netns NS)" when
+	 * it lives elsewhere, in peer. NULL: the row is left out.
+	 */
+	int (*veth_peer_tx_csum)(const char *ifname, char *peer, size_t len);
 };
 
 struct ferry_hostcheck_params {

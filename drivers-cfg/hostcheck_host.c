@@ -43,6 +43,7 @@ static int probe_map_type(int type)
 const struct ferry_host_probes hc_real_probes = {
 	.af_xdp = probe_af_xdp,
 	.map_type = probe_map_type,
+	.veth_peer_tx_csum = hc_probe_veth_peer_tx_csum,
 };
 
 /* A probe's answer as a row: supported, missing, or unknown and why. */

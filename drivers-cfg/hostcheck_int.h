@@ -64,5 +64,7 @@ void hc_check_numa(struct hc *h);
 void hc_check_queues(struct hc *h);
 void hc_check_irqs(struct hc *h);
 void hc_check_busy_poll(struct hc *h);
+void hc_check_veth_csum(struct hc *h);
+int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len);
 
 #endif /* FERRY_HOSTCHECK_INT_H */

@@ -2,10 +2,24 @@
 /*
  * hostcheck_nic.c - one interface's rows of `host check`: its driver
  * profile, NUMA nodes of the NIC and the worker CPUs, queues against
- * workers, IRQ affinity, busy-poll knobs.
+ * workers, IRQ affinity, busy-poll knobs, a veth peer's TX checksum
+ * offload.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/ethtool.h>
+#include <linux/net_namespace.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,4 +253,240 @@ void hc_check_busy_poll(struct hc *h)
 		       "defer=%ld gro_flush_timeout=%ld: with busy-poll on, "
 		       "IRQs still interrupt the workers",
 		       defer, gft);
+}
+
+/* ------------------------------------------- a veth peer's checksums */
+
+/*
+ * In the calling thread's network namespace: is ifindex a veth, and is
+ * its TX checksum offload on? 1/0, -errno; its name in name.
+ */
+static int veth_tx_csum_here(int ifindex, char *name)
+{
+	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
+	struct ethtool_value ev = {.cmd = ETHTOOL_GTXCSUM};
+	struct ifreq ifr = {.ifr_ifindex = ifindex};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -ENOENT;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFNAME, &ifr))
+		goto out;
+	snprintf(name, IF_NAMESIZE, "%s", ifr.ifr_name);
+	ifr.ifr_data = (void *)&di;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) || strcmp(di.driver, "veth"))
+		goto out;
+	ifr.ifr_data = (void *)&ev;
+	rc = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : ev.data != 0;
+out:
+	close(fd);
+	return rc;
+}
+
+struct ns_probe {
+	int ns_fd;
+	int ifindex;
+	char name[IF_NAMESIZE];
+	int rc;
+};
+
+/* A thread of its own enters the namespace, so the caller's stays put. */
+static void *ns_probe_run(void *arg)
+{
+	struct ns_probe *np = arg;
+
+	np->rc = setns(np->ns_fd, CLONE_NEWNET)
+			 ? -errno
+			 : veth_tx_csum_here(np->ifindex, np->name);
+	return NULL;
+}
+
+/*
+ * One rtnetlink request and its answer's attribute want (a 32-bit
+ * value) in *v: 0, -ENOENT when the answer lacks it, -errno.
+ */
+static int rtnl_get_s32(void *req, size_t len, size_t hdr_len, int want,
+			int32_t *v)
+{
+	char buf[8192];
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	struct rtattr *a;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	ssize_t n;
+	int rest;
+
+	if (fd < 0)
+		return -errno;
+	if (send(fd, req, len, 0) < 0 ||
+	    (n = recv(fd, buf, sizeof(buf), 0)) < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -EIO;
+	a = (struct rtattr *)((char *)NLMSG_DATA(nh) + NLMSG_ALIGN(hdr_len));
+	rest = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr_len));
+	for (; RTA_OK(a, rest); a = RTA_NEXT(a, rest))
+		if (a->rta_type == want && RTA_PAYLOAD(a) >= 4) {
+			memcpy(v, RTA_DATA(a), 4);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Where our veth's peer lives, as an id of our namespace: -ENOENT here. */
+static int link_netnsid(int ifindex, int32_t *nsid)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} req = {
+		.nh = {.nlmsg_len = sizeof(req),
+		       .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST},
+		.ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex},
+	};
+
+	return rtnl_get_s32(&req, sizeof(req), sizeof(req.ifi),
+			    IFLA_LINK_NETNSID, nsid);
+}
+
+/* The id our namespace gives the namespace of ns_fd (-1: none yet). */
+static int fd_netnsid(int ns_fd, int32_t *nsid)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct rtgenmsg g;
+		char pad[3];
+		struct rtattr a;
+		uint32_t fd;
+	} req = {
+		.nh = {.nlmsg_len = sizeof(req),
+		       .nlmsg_type = RTM_GETNSID,
+		       .nlmsg_flags = NLM_F_REQUEST},
+		.g = {.rtgen_family = AF_UNSPEC},
+		.a = {.rta_len = RTA_LENGTH(4), .rta_type = NETNSA_FD},
+		.fd = (uint32_t)ns_fd,
+	};
+
+	return rtnl_get_s32(&req, sizeof(req), sizeof(req.g), NETNSA_NSID,
+			    nsid);
+}
+
+/*
+ * The peer's ifindex is our iflink. In our namespace when a veth has it
+ * there and points back at us; else the namespaces `ip netns` names are
+ * tried, and only one veth with that index may answer. An unnamed
+ * namespace (a container runtime's) is not found: -ENOENT.
+ */
+int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
+{
+	char path[PATH_MAX], buf[32], name[IF_NAMESIZE], found[IF_NAMESIZE];
+	int own = (int)if_nametoindex(ifname), iflink, rc, hits = 0, ans = 0;
+	int32_t want_nsid, nsid;
+	struct stat self;
+	struct dirent *de;
+	long back;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/iflink", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	iflink = fgets(buf, sizeof(buf), f) ? atoi(buf) : 0;
+	fclose(f);
+	/* A veth's peer in another namespace may have our own index. */
+	if (iflink <= 0)
+		return -ENOENT;
+	rc = veth_tx_csum_here(iflink, name);
+	if (rc >= 0 && strcmp(name, ifname)) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/iflink", name);
+		f = fopen(path, "r");
+		back = f && fgets(buf, sizeof(buf), f) ? atol(buf) : 0;
+		if (f)
+			fclose(f);
+		if (back == own) {
+			snprintf(peer, len, "%s", name);
+			return rc;
+		}
+	}
+	if (stat("/proc/self/ns/net", &self))
+		return -errno;
+	/* Which namespace: the one whose id is our link's link-netnsid. */
+	if (link_netnsid(own, &want_nsid))
+		want_nsid = -1;
+	d = opendir("/run/netns");
+	while (d && (de = readdir(d))) {
+		struct ns_probe np = {.ifindex = iflink, .rc = -ENOENT};
+		struct stat st;
+		pthread_t t;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+		np.ns_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (np.ns_fd < 0)
+			continue;
+		/* Our own namespace is the one place the peer is not; with
+		 * the link's namespace id known, only that one is tried. */
+		if ((!fstat(np.ns_fd, &st) && st.st_ino == self.st_ino &&
+		     st.st_dev == self.st_dev) ||
+		    (want_nsid >= 0 &&
+		     (fd_netnsid(np.ns_fd, &nsid) || nsid != want_nsid))) {
+			close(np.ns_fd);
+			continue;
+		}
+		if (!pthread_create(&t, NULL, ns_probe_run, &np))
+			pthread_join(t, NULL);
+		close(np.ns_fd);
+		if (np.rc < 0)
+			continue;
+		if (!hits++) {
+			ans = np.rc;
+			snprintf(found, sizeof(found), "%s", np.name);
+			snprintf(path, sizeof(path), "%s", de->d_name);
+			snprintf(peer, len, "%s (netns %s)", found, path);
+		}
+	}
+	if (d)
+		closedir(d);
+	return hits == 1 ? ans : -ENOENT;
+}
+
+/*
+ * A veth whose peer keeps TX checksum offload on (the default, and every
+ * container's) hands over TCP/UDP frames with partial checksums. Not a
+ * fault: ferry completes them (docs/design.md), so this is a note, with
+ * the cost it saves as the fix.
+ */
+void hc_check_veth_csum(struct hc *h)
+{
+	char peer[IF_NAMESIZE + 80] = "?", fix[160];
+	int rc;
+
+	if (strcmp(h->driver, "veth") || !h->probes->veth_peer_tx_csum)
+		return;
+	rc = h->probes->veth_peer_tx_csum(h->ifname, peer, sizeof(peer));
+	snprintf(fix, sizeof(fix),
+		 "nothing needed; 'ethtool -K %.*s tx off' on the peer saves "
+		 "ferry the completion",
+		 (int)strcspn(peer, " "), peer);
+	if (rc > 0)
+		hc_row(h, "veth peer checksums", HC_OK, fix,
+		       "peer %s has TX checksum offload on: its TCP/UDP "
+		       "frames carry partial checksums, which ferry completes "
+		       "(classifier before CPU steering, worker when it "
+		       "forwards)",
+		       peer);
+	else if (!rc)
+		hc_row(h, "veth peer checksums", HC_OK, NULL,
+		       "peer %s sends full checksums (TX offload off)", peer);
+	else
+		hc_row(h, "veth peer checksums", HC_OK, NULL,
+		       "peer not found (%s): if it keeps TX checksum offload "
+		       "on, ferry completes its partial checksums",
+		       strerror(-rc));
 }

@@ -4,7 +4,7 @@
   pkt.py send IFNAME N KIND [--dst-mac M] [--size B] [--flows F] [--rate PPS]
              [--sport-base P]
   pkt.py capture IFNAME --count N --timeout S [--verify-gen SIZE] [--linger S]
-                 [--ready-file PATH]
+                 [--ready-file PATH] [--ethertype T [--verify-kind KIND --size B]]
 
 KIND is one of the names in KINDS: "good" is a frame exactly like ferry's
 generator makes; the others are malformed the way one XDP verdict reason of
@@ -15,7 +15,11 @@ the interface sends, and any other traffic, are ignored) and prints one JSON
 line: {"received":N,"bad":N,"flows":[sorted distinct UDP source ports],...}.
 With --verify-gen SIZE every such frame must equal the generator's frame of
 that size byte for byte, except the MAC addresses and the UDP source port;
-the others count in "bad".
+the others count in "bad". With --ethertype T it counts frames of that
+ethertype instead; with --verify-kind KIND the i-th of them must equal
+`send`'s i-th frame of KIND (size B, same MAC addresses) byte for byte.
+"lldp" is a well-formed LLDP frame (to 01:80:c2:00:00:0e; its port ID TLV
+carries i), for carrying non-IP traffic across a wire.
 
 Standard library only.
 """
@@ -107,6 +111,22 @@ def k_trunc_eth(i, size, sport, src, dst):
     return (dst + src)[:10]
 
 
+ETH_P_LLDP = 0x88CC
+LLDP_DST = bytes([0x01, 0x80, 0xC2, 0x00, 0x00, 0x0E])
+
+
+def k_lldp(i, size, sport, src, dst):
+    # Chassis ID (subtype 4: MAC), port ID (subtype 7: local, "p<i>"),
+    # TTL 120, end; padded to size. The LLDP group address, not dst.
+    def tlv(t, value):
+        return struct.pack("!H", t << 9 | len(value)) + value
+    port = b"p%d" % i
+    body = (tlv(1, b"\x04" + src) + tlv(2, b"\x07" + port) +
+            tlv(3, struct.pack("!H", 120)) + tlv(0, b""))
+    frame = eth_hdr(LLDP_DST, src, ETH_P_LLDP) + body
+    return frame + bytes(max(0, size - len(frame)))
+
+
 def k_trunc_ip4(i, size, sport, src, dst):
     return eth_hdr(dst, src, ETH_P_IP) + ip4_hdr(IP_HLEN + UDP_HLEN)[:10]
 
@@ -164,6 +184,7 @@ KINDS = {
     "trunc_udp": k_trunc_udp,
     "vlan3": k_vlan3,
     "bad_udp_len": k_bad_udp_len,
+    "lldp": k_lldp,
 }
 
 
@@ -257,6 +278,21 @@ def cmd_capture(args):
             break
         if addr[2] == PACKET_OUTGOING:
             continue
+        if args.ethertype is not None:
+            if len(f) < ETH_HLEN or struct.unpack_from("!H", f, 12)[0] != \
+                    args.ethertype:
+                other += 1
+                continue
+            if args.verify_kind:
+                want = KINDS[args.verify_kind](received, args.size, 0,
+                                               f[6:12], f[0:6])
+                if f != want:
+                    bad += 1
+                    if first_bad is None:
+                        first_bad = first_diff(f, want)
+            received += 1
+            lengths.add(len(f))
+            continue
         sport = udp_to_gen_dst(f)
         if sport is None:
             other += 1
@@ -310,6 +346,12 @@ def main():
                         "so extra frames are seen")
     p.add_argument("--verify-gen", type=int, default=0, metavar="SIZE")
     p.add_argument("--ready-file", help="created once the socket is bound")
+    p.add_argument("--ethertype", type=lambda v: int(v, 0), default=None,
+                   help="count frames of this ethertype, not UDP ones")
+    p.add_argument("--verify-kind", choices=sorted(KINDS), default=None,
+                   help="with --ethertype: the i-th frame must equal send's")
+    p.add_argument("--size", type=int, default=64,
+                   help="with --verify-kind: the size send was given")
 
     args = ap.parse_args()
     if args.cmd == "send":

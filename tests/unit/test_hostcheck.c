@@ -356,6 +356,50 @@ static void test_virtual_device(void **state)
 	json_decref(rows);
 }
 
+/* A veth peer's TX checksum offload: a note, never a failure. */
+static int peer_on(const char *ifname, char *peer, size_t len)
+{
+	snprintf(peer, len, "h0 (netns host)");
+	return 1;
+}
+
+static int peer_off(const char *ifname, char *peer, size_t len)
+{
+	snprintf(peer, len, "h0");
+	return 0;
+}
+
+static int peer_unknown(const char *ifname, char *peer, size_t len)
+{
+	return -ENOENT;
+}
+
+static void test_veth_peer_checksums(void **state)
+{
+	struct fake *f = *state;
+	struct ferry_host_probes p = {yes, map_yes, peer_on};
+	json_t *rows;
+
+	put_dir(f, "/sys/class/net/veth0/queues/rx-0");
+	put_dir(f, "/sys/class/net/veth0/device");
+	put_link(f, "/sys/class/net/veth0/device/driver",
+		 "../../../../bus/virtual/drivers/veth");
+	rows = run(f, "veth0", 0x1, &p);
+	expect(rows, "driver", "ok", "profile veth");
+	expect(rows, "veth peer checksums", "ok",
+	       "h0 (netns host) has TX checksum offload on");
+	expect(rows, "veth peer checksums", "ok", "ferry completes");
+	json_decref(rows);
+	p.veth_peer_tx_csum = peer_off;
+	rows = run(f, "veth0", 0x1, &p);
+	expect(rows, "veth peer checksums", "ok", "full checksums");
+	json_decref(rows);
+	p.veth_peer_tx_csum = peer_unknown;
+	rows = run(f, "veth0", 0x1, &p);
+	expect(rows, "veth peer checksums", "ok", "peer not found");
+	json_decref(rows);
+}
+
 static void test_zc_driver_busy_poll_off(void **state)
 {
 	struct fake *f = *state;
@@ -439,6 +483,7 @@ int main(void)
 		T(test_numa_other_node),
 		T(test_irq_affinity_off_workers),
 		T(test_virtual_device),
+		T(test_veth_peer_checksums),
 		T(test_zc_driver_busy_poll_off),
 		T(test_bpf_sysctls),
 		T(test_probes_and_memlock),
