@@ -169,7 +169,9 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 
 		if (!(o->flags & CTL_OPT_POSITIONAL))
 			continue;
-		if (i >= argc) {
+		if (i >= argc || (!(o->flags & CTL_OPT_REQUIRED) &&
+				  find_key(s, argv[i]) >= 0)) {
+			/* Left out (an optional one before a keyword). */
 			if (o->flags & CTL_OPT_REQUIRED)
 				return usage_err(s, err, NULL);
 			continue;
@@ -565,13 +567,14 @@ json_t *ctl_opt_json(const struct ctl_syntax *s)
 			put_metavar(&b, o);
 		for (i = 0; o->words && words && o->words[i]; i++)
 			json_array_append_new(words, json_string(o->words[i]));
-		row = json_pack("{s:s?,s:s,s:b,s:b,s:s,s:o,s:s,s:s,s:i}", "key",
-				o->key, "kind", kind_names[o->kind],
+		row = json_pack("{s:s?,s:s,s:b,s:b,s:s,s:o,s:s,s:s,s:i,s:s?}",
+				"key", o->key, "kind", kind_names[o->kind],
 				"positional", !!(o->flags & CTL_OPT_POSITIONAL),
 				"required", !!(o->flags & CTL_OPT_REQUIRED),
 				"metavar", mv, "words", words, "values",
 				ctl_opt_values_name(o->values), "help",
-				o->help ? o->help : "", "group", o->group);
+				o->help ? o->help : "", "group", o->group,
+				"example", o->example);
 		if (!row || json_array_append_new(a, row)) {
 			json_decref(a);
 			return NULL;

@@ -64,6 +64,7 @@ struct ctl_opt {
 	uint64_t min, max;	  /* CTL_OPT_U64 */
 	const char *metavar;	  /* "IFNAME", "N|A-B"; WORD: from .words */
 	const char *help;	  /* a few words, for `help CMD` */
+	const char *example;	  /* a good value (CUSTOM rows: required) */
 	int group;		  /* 0, or the group of the literal row */
 	const char *next;	  /* LITERAL: the keyword that must follow */
 	size_t given_off;	  /* CTL_OPT_GIVEN: offset of a bool */

@@ -71,7 +71,7 @@ static const struct ctl_opt port_add_rows[] = {
 	 .help = "the port's name"},
 	{"dev", CTL_OPT_NAME, CTL_OPT_REQUIRED, PP(ifname), .metavar = "IFNAME",
 	 .help = "the interface", .values = CTL_VAL_IFACE},
-	{"queues", CTL_OPT_CUSTOM, 0, .metavar = "N|A-B",
+	{"queues", CTL_OPT_CUSTOM, 0, .metavar = "N|A-B", .example = "2-3",
 	 .help = "the first N queues, or queues A to B (default: all)",
 	 .parse = parse_queues, .print = print_queues},
 	{"mode", CTL_OPT_WORD, 0, PP(mode), .words = mode_words,

@@ -89,6 +89,9 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 		return *data ? 0 : -ENOMEM;
 	}
 	rc = cmd_parse(&workers_syntax, argc, argv, &p, err);
+	if (!rc && !p.cpus)
+		return ctl_errf(err, EINVAL,
+				"workers: a CPULIST comes before idle");
 	if (!rc)
 		rc = ferry_cpus_check(p.cpus, err->msg, sizeof(err->msg));
 	if (rc)
