@@ -604,12 +604,17 @@ json_t *ctl_opt_complete(const struct ctl_syntax *s, int argc, char **argv,
 		if (!(o->flags & CTL_OPT_POSITIONAL))
 			continue;
 		if (i >= argc) {
-			/* This positional value comes next. */
+			/* This positional value comes next; an optional one
+			 * may also be left out for a keyword. */
 			for (r = 0; o->words && o->words[r]; r++)
 				add_str(a, o->words[r]);
 			*values = o->values;
-			return a;
+			if (o->flags & CTL_OPT_REQUIRED)
+				return a;
+			break;
 		}
+		if (!(o->flags & CTL_OPT_REQUIRED) && find_key(s, argv[i]) >= 0)
+			continue; /* left out, as the parser reads it */
 		i++;
 	}
 	while (i < argc) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_host.h"
 #include "commands.h"
 #include "opt.h"
 #include "proto.h"
@@ -390,6 +391,8 @@ static void test_usage_from_rows(void **state)
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message]");
 	usage_is("stats", "[port NAME] [worker N]");
+	/* ferryctl's local table says the same from a string. */
+	usage_is("host check", HOST_CHECK_ARGS);
 }
 
 /* What show config prints for a port: only what differs from the default,
