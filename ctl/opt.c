@@ -96,6 +96,14 @@ static int literal_of(const struct ctl_syntax *s, int group)
 	return -1;
 }
 
+/* A group's rows count when its literal is required (or no group). */
+static bool literal_required(const struct ctl_syntax *s, int group)
+{
+	int lit = group ? literal_of(s, group) : -1;
+
+	return lit < 0 || (s->opts[lit].flags & CTL_OPT_REQUIRED);
+}
+
 static int usage_err(const struct ctl_syntax *s, struct ctl_err *err,
 		     const char *why)
 {
@@ -525,6 +533,39 @@ int ctl_opt_usage(const struct ctl_syntax *s, char *buf, size_t len)
 	}
 	if (open)
 		put(&b, "]");
+	return b.overflow ? -ENOSPC : 0;
+}
+
+int ctl_opt_synopsis(const struct ctl_syntax *s, char *buf, size_t len)
+{
+	struct out b = {buf, len, 0, 0};
+	bool more = false;
+	size_t k;
+
+	if (!len)
+		return -ENOSPC;
+	buf[0] = 0;
+	for (k = 0; k < s->n; k++) {
+		const struct ctl_opt *o = &s->opts[k];
+		bool req = (o->flags & CTL_OPT_REQUIRED) &&
+			   literal_required(s, o->group);
+
+		if (!req && !(o->flags & CTL_OPT_POSITIONAL)) {
+			more = true;
+			continue;
+		}
+		put(&b, "%s%s", b.used ? " " : "", req ? "" : "[");
+		if (o->kind == CTL_OPT_LITERAL) {
+			put(&b, "%s", o->key);
+			continue;
+		}
+		if (!(o->flags & CTL_OPT_POSITIONAL))
+			put(&b, "%s ", o->key);
+		put_metavar(&b, o);
+		put(&b, "%s", req ? "" : "]");
+	}
+	if (more)
+		put(&b, "%s[OPTION...]", b.used ? " " : "");
 	return b.overflow ? -ENOSPC : 0;
 }
 

@@ -105,6 +105,9 @@ int ctl_opt_print(const struct ctl_syntax *s, const void *params, char *buf,
 
 /* The synopsis of the arguments: "NAME dev IFNAME [queues N|A-B] ...". */
 int ctl_opt_usage(const struct ctl_syntax *s, char *buf, size_t len);
+/* The short one, for a list: what is required, then "[OPTION...]" when
+ * there is more: "NAME dev IFNAME [OPTION...]". */
+int ctl_opt_synopsis(const struct ctl_syntax *s, char *buf, size_t len);
 
 /*
  * The rows as JSON for `help CMD` and completion:

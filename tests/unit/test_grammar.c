@@ -395,6 +395,30 @@ static void test_usage_from_rows(void **state)
 	usage_is("host check", HOST_CHECK_ARGS);
 }
 
+static void synopsis_is(const char *name, const char *want)
+{
+	const struct ctl_cmd *c = find_cmd(name);
+	char u[1024];
+
+	assert_non_null(c);
+	assert_int_equal(ctl_opt_synopsis(c->syntax, u, sizeof(u)), 0);
+	assert_string_equal(u, want);
+}
+
+/* The short synopsis of `help`'s list: what is required, then the rest
+ * as one [OPTION...]. */
+static void test_synopsis_from_rows(void **state)
+{
+	(void)state;
+	synopsis_is("port add", "NAME dev IFNAME [OPTION...]");
+	synopsis_is("steer add",
+		    "NAME port PORT match to cpus CPULIST [OPTION...]");
+	synopsis_is("workers", "[CPULIST] [OPTION...]");
+	synopsis_is("port show", "[NAME]");
+	synopsis_is("stats", "[OPTION...]");
+	synopsis_is("xconnect add", "PORT_IN PORT_OUT");
+}
+
 /* What show config prints for a port: only what differs from the default,
  * the effective queues and XDP mode, the spread group whole. */
 static void test_print_defaults_left_out(void **state)
@@ -470,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_every_command_round_trips),
 		cmocka_unit_test(test_bad_lines_refused),
 		cmocka_unit_test(test_usage_from_rows),
+		cmocka_unit_test(test_synopsis_from_rows),
 		cmocka_unit_test(test_print_defaults_left_out),
 		cmocka_unit_test(test_complete_from_rows),
 	};
