@@ -76,19 +76,19 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
 	json_object_set_new(
 		o, "xdp_chosen_by",
-		json_string(p->xdp_from_profile ? "profile" : "request"));
+		json_string(!p->req.xdp_given ? "profile" : "request"));
 	json_object_set_new(o, "queue_first", json_integer(p->q_first));
 	json_object_set_new(o, "queues", json_integer(p->n_queues));
 	json_object_set_new(o, "mode", json_string(mode_name(p->zerocopy)));
 	json_object_set_new(o, "mode_requested",
-			    json_string(mode_req_names[p->mode_req]));
+			    json_string(mode_req_names[p->req.mode]));
 	json_object_set_new(o, "xdp",
 			    json_string(p->xdp_generic ? "generic" : "native"));
 	json_object_set_new(o, "prog_id", json_integer(p->prog_id));
 	json_object_set_new(o, "umem",
 			    json_string(p->hugepages ? "hugepages" : "pages"));
 	json_object_set_new(o, "numa_node", json_integer(p->numa_node));
-	if (p->spread_cpus)
+	if (p->req.spread_cpus)
 		json_object_set_new(o, "spread", ferry_spread_show(p));
 	json_object_set_new(o, "tx_budget",
 			    json_string(p->zerocopy ? "driver"
@@ -96,7 +96,7 @@ static json_t *port_json(const struct ferry_port *p)
 						? "256"
 						: "32 (kernel default)"));
 	json_object_set_new(o, "need_wakeup", json_true());
-	json_object_set_new(o, "busy_poll", json_boolean(p->busy_poll));
+	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
 	json_object_set_new(o, "app", json_string(app));
 	json_object_set_new(o, "default",
 			    json_string(p->default_action == FERRY_ACT_PASS
@@ -113,7 +113,7 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "backend",
 			    json_string(p->dpdk ? "dpdk" : "native"));
 	ferry_dpdk_port_describe(p, o);
-	json_object_set_new(o, "xdp_restore", json_boolean(p->xdp_restore));
+	json_object_set_new(o, "xdp_restore", json_boolean(p->req.xdp_restore));
 	{
 		json_t *ev = json_object();
 
@@ -774,22 +774,12 @@ int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp)
 	p = f->ports[i];
 	/* What the port got, not only what was asked: the queues it opened
 	 * and the XDP mode the profile chose, so a replay builds the same. */
-	*pp = (struct ferry_port_params){
-		.name = p->name,
-		.ifname = p->ifname,
-		.queues_given = true,
-		.q_first = p->q_first,
-		.n_queues = p->spread_cpus ? 1 : p->n_queues,
-		.mode = p->mode_req,
-		.xdp_generic = p->xdp_generic,
-		.xdp_given = true,
-		.busy_poll = p->busy_poll,
-		.default_pass = p->default_action == FERRY_ACT_PASS,
-		.dpdk = p->dpdk,
-		.spread_cpus = p->spread_cpus,
-		.spread_via = p->spread_via,
-		.xdp_restore = p->xdp_restore,
-	};
+	*pp = p->req;
+	pp->queues_given = true;
+	pp->q_first = p->q_first;
+	pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
+	pp->xdp_generic = p->xdp_generic;
+	pp->xdp_given = true;
 	return 0;
 }
 
