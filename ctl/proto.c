@@ -4,6 +4,7 @@
  * socket and ferryctl: tokenizer, table lookup, JSON replies, generated
  * help and the argument parsers handlers use to validate before acting.
  */
+#include "opt.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -348,11 +349,36 @@ char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 
 /* ---- help ---- */
 
+/*
+ * {"command","args","help"} as always, plus "usage" (the whole line),
+ * "synopsis" (the short one: what is required, then "[OPTION...]") and,
+ * for commands with option rows, "options" (opt.h's rows as JSON).
+ */
 static json_t *help_entry(const struct ctl_cmd *cmd)
 {
-	return json_pack("{s:s,s:s,s:s}", "command", cmd->name, "args",
-			 cmd->args ? cmd->args : "", "help",
-			 cmd->help ? cmd->help : "");
+	char args[1024], usage[1100], syn[1024], synopsis[1100];
+	json_t *e;
+
+	snprintf(args, sizeof(args), "%s", cmd->args ? cmd->args : "");
+	if (!cmd->args && cmd->syntax &&
+	    ctl_opt_usage(cmd->syntax, args, sizeof(args)))
+		args[0] = 0;
+	snprintf(usage, sizeof(usage), "%s%s%s", cmd->name, args[0] ? " " : "",
+		 args);
+	snprintf(syn, sizeof(syn), "%s", args);
+	if (cmd->syntax && ctl_opt_synopsis(cmd->syntax, syn, sizeof(syn)))
+		snprintf(syn, sizeof(syn), "%s", args);
+	snprintf(synopsis, sizeof(synopsis), "%s%s%s", cmd->name,
+		 syn[0] ? " " : "", syn);
+	e = json_pack("{s:s,s:s,s:s,s:s,s:s}", "command", cmd->name, "args",
+		      args, "help", cmd->help ? cmd->help : "", "usage", usage,
+		      "synopsis", synopsis);
+	if (e && cmd->syntax &&
+	    json_object_set_new(e, "options", ctl_opt_json(cmd->syntax))) {
+		json_decref(e);
+		return NULL;
+	}
+	return e;
 }
 
 /* Entries of every command whose name starts with argv's words. */

@@ -37,11 +37,16 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
 typedef int (*ctl_fn)(void *ctx, int argc, char **argv, json_t **data,
 		      struct ctl_err *err);
 
+struct ctl_syntax;
+
 struct ctl_cmd {
 	const char *name; /* one or more words: "port add" */
-	const char *args; /* synopsis of the arguments, for help */
+	const char *args; /* synopsis of the arguments; NULL: from .syntax */
 	const char *help; /* one line */
 	ctl_fn fn;
+	/* The option rows (opt.h) that parse the arguments, generate the
+	 * synopsis and feed completion; NULL for free-form arguments. */
+	const struct ctl_syntax *syntax;
 };
 
 /* Name of an errno value ("EINVAL"); "EIO" for values it does not know. */

@@ -4,64 +4,113 @@
  * object (dataplane/proxy.c) under its lock.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "cmd_proxy.h"
-#include "commands.h"
+#include "cmd.h"
 #include "proxy.h"
 
-#define PX(c) (((struct ferryd_ctx *)(c))->proxy)
+#define PX(c) (CMD_CTX(c)->proxy)
 
-static int kw_addr(const char *val, void *dst, struct ctl_err *err)
+static int parse_listen(const char *val, void *params, struct ctl_err *err)
 {
-	return ferry_proxy_addr_parse(val, dst, err->msg, sizeof(err->msg));
+	return ferry_proxy_addr_parse(
+		val, &((struct ferry_proxy_params *)params)->listen, err->msg,
+		sizeof(err->msg));
 }
 
-static int kw_limit(const char *val, void *dst, struct ctl_err *err)
+static int parse_backend(const char *val, void *params, struct ctl_err *err)
 {
-	return ctl_parse_u64(val, FERRY_PROXY_LIMIT_MIN, FERRY_PROXY_LIMIT_MAX,
-			     dst, "limit", err);
+	return ferry_proxy_addr_parse(
+		val, &((struct ferry_proxy_params *)params)->backend, err->msg,
+		sizeof(err->msg));
 }
 
-static int kw_coalesce(const char *val, void *dst, struct ctl_err *err)
+static void print_listen(const void *params, char *buf, size_t len)
 {
-	uint64_t v;
-	int rc = ctl_parse_u64(val, 0, FERRY_PROXY_COALESCE_MAX, &v, "coalesce",
-			       err);
-
-	if (!rc)
-		*(uint32_t *)dst = (uint32_t)v;
-	return rc;
+	ferry_proxy_addr_text(
+		&((const struct ferry_proxy_params *)params)->listen, buf, len);
 }
 
-int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
-		  struct ctl_err *err)
+static void print_backend(const void *params, char *buf, size_t len)
 {
-	struct ferry_proxy_params pp = {
-		.limit = FERRY_PROXY_LIMIT_DEFAULT,
-		.coalesce = FERRY_PROXY_COALESCE_DEFAULT,
-	};
-	const struct ctl_kw kw[] = {
-		{"listen", kw_addr, &pp.listen},
-		{"backend", kw_addr, &pp.backend},
-		{"limit", kw_limit, &pp.limit},
-		{"coalesce", kw_coalesce, &pp.coalesce},
-	};
-	int seen[sizeof(kw) / sizeof(kw[0])] = {0};
-	int rc;
+	ferry_proxy_addr_text(
+		&((const struct ferry_proxy_params *)params)->backend, buf,
+		len);
+}
 
-	if (argc < 1)
-		return ctl_errf(err, EINVAL,
-				"usage: proxy add " CMD_PROXY_ADD_ARGS);
-	pp.name = argv[0];
-	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
-			  seen, err);
+#define XP(field)                                                              \
+	.off = offsetof(struct ferry_proxy_params, field),                     \
+	.size = sizeof(((struct ferry_proxy_params *)0)->field)
+
+static const struct ctl_opt proxy_add_rows[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 XP(name),
+	 .metavar = "NAME",
+	 .help = "the proxy's name"},
+	{"listen", CTL_OPT_CUSTOM, CTL_OPT_REQUIRED, .metavar = "ADDR:PORT",
+	 .example = "127.0.0.1:8000", .parse = parse_listen,
+	 .print = print_listen, .help = "where clients connect"},
+	{"backend", CTL_OPT_CUSTOM, CTL_OPT_REQUIRED, .metavar = "ADDR:PORT",
+	 .example = "[::1]:9000", .parse = parse_backend,
+	 .print = print_backend, .help = "where each client is connected to"},
+	/* Pinned: saved proxies keep their buffer sizes if defaults move. */
+	{"limit", CTL_OPT_U64, CTL_OPT_PIN, XP(limit),
+	 .min = FERRY_PROXY_LIMIT_MIN, .max = FERRY_PROXY_LIMIT_MAX,
+	 .metavar = "BYTES", .help = "bytes queued per flow and direction"},
+	{"coalesce", CTL_OPT_U64, CTL_OPT_PIN, XP(coalesce),
+	 .max = FERRY_PROXY_COALESCE_MAX, .metavar = "BYTES",
+	 .help = "SO_RCVLOWAT for streams of small segments (0: never)"},
+};
+
+static const struct ferry_proxy_params proxy_add_dflt = {
+	.limit = FERRY_PROXY_LIMIT_DEFAULT,
+	.coalesce = FERRY_PROXY_COALESCE_DEFAULT,
+};
+
+static const struct ctl_syntax proxy_add_syntax = {
+	CTL_OPTS(proxy_add_rows),
+	.size = sizeof(struct ferry_proxy_params),
+	.dflt = &proxy_add_dflt,
+	.command = "proxy add",
+};
+
+struct proxy_name_params {
+	const char *name;
+};
+
+static const struct ctl_opt name_row[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 .size = sizeof(const char *),
+	 .metavar = "NAME",
+	 .values = CTL_VAL_PROXY},
+};
+
+static const struct ctl_opt name_opt_row[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL,
+	 .size = sizeof(const char *),
+	 .metavar = "NAME",
+	 .values = CTL_VAL_PROXY},
+};
+
+static const struct ctl_syntax proxy_del_syntax = {
+	CTL_OPTS(name_row), .size = sizeof(struct proxy_name_params),
+	.command = "proxy del"};
+static const struct ctl_syntax proxy_show_syntax = {
+	CTL_OPTS(name_opt_row), .size = sizeof(struct proxy_name_params),
+	.command = "proxy show"};
+
+static int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
+{
+	struct ferry_proxy_params pp;
+	int rc = cmd_parse(&proxy_add_syntax, argc, argv, &pp, err);
+
 	if (rc)
 		return rc;
-	if (!seen[0] || !seen[1])
-		return ctl_errf(err, EINVAL,
-				"proxy add: 'listen ADDR:PORT' and 'backend "
-				"ADDR:PORT' are required");
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
 	rc = ferry_proxy_add(PX(ctx), &pp, err->msg, sizeof(err->msg));
@@ -71,24 +120,65 @@ int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
 	return 0;
 }
 
-int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
-		  struct ctl_err *err)
+static int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
+			 struct ctl_err *err)
 {
-	if (argc != 1)
-		return ctl_errf(err, EINVAL, "usage: proxy del NAME");
+	struct proxy_name_params p;
+	int rc = cmd_parse(&proxy_del_syntax, argc, argv, &p, err);
+
+	if (rc)
+		return rc;
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
-	return ferry_proxy_del(PX(ctx), argv[0], err->msg, sizeof(err->msg));
+	return ferry_proxy_del(PX(ctx), p.name, err->msg, sizeof(err->msg));
 }
 
-int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
-		   struct ctl_err *err)
+static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
+			  struct ctl_err *err)
 {
-	if (argc > 1)
-		return ctl_errf(err, EINVAL, "usage: proxy show [NAME]");
+	struct proxy_name_params p;
+	int rc = cmd_parse(&proxy_show_syntax, argc, argv, &p, err);
+
+	if (rc)
+		return rc;
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
-	*data = ferry_proxy_show(PX(ctx), argc ? argv[0] : NULL, err->msg,
-				 sizeof(err->msg));
+	*data = ferry_proxy_show(PX(ctx), p.name, err->msg, sizeof(err->msg));
 	return *data ? 0 : -ENOENT;
 }
+
+static void proxy_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+{
+	struct ferry_proxy_params pp;
+	char name[FERRY_PROXY_NAME_MAX];
+	int i;
+
+	for (i = 0; ctx->proxy && ferry_proxy_get(ctx->proxy, i, &pp, name,
+						  sizeof(name)) == 0;
+	     i++)
+		cmd_buf_line(b, "proxy add", &proxy_add_syntax, &pp);
+}
+
+static const struct ctl_cmd proxy_cmds[] = {
+	{"proxy add", NULL,
+	 "TCP splice proxy: accept clients on listen, connect each to backend "
+	 "and move bytes between the two sockets in the kernel (sk_skb); "
+	 "limit: bytes queued per flow and direction before the sender is "
+	 "paused (65536-1073741824, default 4194304). The backend is not "
+	 "probed: a client whose backend connection fails is reset and "
+	 "counted",
+	 cmd_proxy_add, &proxy_add_syntax},
+	{"proxy del", NULL,
+	 "stop accepting; established flows run to completion", cmd_proxy_del,
+	 &proxy_del_syntax},
+	{"proxy show", NULL,
+	 "proxies with their flows, byte counters, pauses and queued bytes",
+	 cmd_proxy_show, &proxy_show_syntax},
+};
+
+const struct cmd_module cmd_proxy_module = {
+	.name = "proxy",
+	.cmds = proxy_cmds,
+	.n = CMD_N(proxy_cmds),
+	.config = proxy_config,
+};

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * commands.h - ferryd's command table: every command the config file, the
- * control socket and ferryctl accept, with its arguments and help.
+ * commands.h - ferryd's command table, put together from the command
+ * modules (cmd.h) at start: every command the config file, the control
+ * socket and ferryctl accept, with its arguments and help.
  */
-#ifndef FERRY_CTL_COMMANDS_H
-#define FERRY_CTL_COMMANDS_H
+#ifndef FERRY_DAEMON_COMMANDS_H
+#define FERRY_DAEMON_COMMANDS_H
 
 #include <stddef.h>
 
@@ -14,6 +15,7 @@ struct ferry;
 struct ferry_proxy;
 struct ferry_sockmap;
 struct ctl_server;
+struct cmd_module;
 
 /* What every handler gets as ctx. */
 struct ferryd_ctx {
@@ -22,8 +24,24 @@ struct ferryd_ctx {
 	struct ferry_sockmap *sm;  /* local TCP flow acceleration */
 	struct ctl_server *srv;	   /* NULL while the config file is applied */
 	int stop; /* set by `shutdown` before the server runs */
+	/* Every module's rows in one table, built by ferryd_commands_init
+	 * and not changed after. */
+	struct ctl_cmd *cmds;
+	size_t n_cmds;
 };
 
-const struct ctl_cmd *ferryd_commands(size_t *n);
+/* Builds ctx->cmds from the modules; 0 or -ENOMEM. */
+int ferryd_commands_init(struct ferryd_ctx *ctx);
+void ferryd_commands_fini(struct ferryd_ctx *ctx);
 
-#endif /* FERRY_CTL_COMMANDS_H */
+/* The modules, in the order of the table and of the configuration. */
+const struct cmd_module *const *ferryd_modules(size_t *n);
+
+/*
+ * The running configuration as command lines, every module's in module
+ * order; skip (may be NULL) leaves one module's lines out. malloc'd, NULL
+ * on failure.
+ */
+char *ferryd_config_text(struct ferryd_ctx *ctx, const struct cmd_module *skip);
+
+#endif /* FERRY_DAEMON_COMMANDS_H */

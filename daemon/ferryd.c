@@ -170,11 +170,9 @@ int main(int argc, char **argv)
 	struct sigwaiter sw;
 	struct ctl_err err = {{0}};
 	struct ctl_server_params sp;
-	const struct ctl_cmd *cmds;
 	bool foreground = false, takeover = false;
 	pthread_t sig_thread;
 	int opt, rc, lineno = 0;
-	size_t n_cmds;
 
 	while ((opt = getopt_long(argc, argv, "c:s:fh", long_opts, NULL)) !=
 	       -1) {
@@ -230,7 +228,11 @@ int main(int argc, char **argv)
 	sigaddset(&sw.set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sw.set, NULL);
 
-	cmds = ferryd_commands(&n_cmds);
+	if (ferryd_commands_init(ctx)) {
+		log_err("out of memory");
+		rc = 1;
+		goto out_metrics;
+	}
 	ctx->f = ferry_create();
 	if (!ctx->f) {
 		log_err("out of memory");
@@ -260,7 +262,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (config) {
-		rc = ctl_run_file(cmds, n_cmds, ctx, config, &lineno, &err);
+		rc = ctl_run_file(ctx->cmds, ctx->n_cmds, ctx, config, &lineno,
+				  &err);
 		if (rc) {
 			log_err("%s: %s", config, err.msg);
 			rc = 1;
@@ -275,8 +278,8 @@ int main(int argc, char **argv)
 
 	sp = (struct ctl_server_params){
 		.path = sock,
-		.table = cmds,
-		.n_cmds = n_cmds,
+		.table = ctx->cmds,
+		.n_cmds = ctx->n_cmds,
 		.ctx = &d,
 		.tick = tick,
 		.tick_ms = 1000,
@@ -334,6 +337,7 @@ out_ferry:
 	ferry_sockmap_destroy(ctx->sm);
 	ferry_destroy(ctx->f);
 out_metrics:
+	ferryd_commands_fini(ctx);
 	metrics_http_destroy(d.mh);
 	log_info("ferryd exits");
 	return rc;

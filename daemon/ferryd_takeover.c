@@ -136,8 +136,6 @@ static int release(void *arg, char *msg, size_t len)
 int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 			char *msg, size_t len)
 {
-	size_t n;
-	const struct ctl_cmd *cmds = ferryd_commands(&n);
 	char *text = strdup(t->config), *line, *save = NULL;
 	int rc = 0;
 
@@ -146,7 +144,7 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 	ferry_takeover_start(ctx->f, t->old_pid, release, t);
 	for (line = strtok_r(text, "\n", &save); line && !rc;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *out = ctl_execute(cmds, n, ctx, line, &rc);
+		char *out = ctl_execute(ctx->cmds, ctx->n_cmds, ctx, line, &rc);
 		json_t *reply = out && rc ? json_loads(out, 0, NULL) : NULL;
 
 		if (rc)

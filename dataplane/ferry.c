@@ -258,7 +258,7 @@ int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 			"%s queue %u: mode %s clashes with the mode of the "
 			"worker's shared UMEM (set by its first port)",
 			p->ifname, queue,
-			p->mode_req == FERRY_XSK_ZC ? "zc" : "copy");
+			p->req.mode == FERRY_XSK_ZC ? "zc" : "copy");
 	case -EBUSY:
 		return ferry_fail(
 			msg, len, err,
@@ -296,7 +296,7 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			.need_wakeup = true,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
-			.busy_poll = p->busy_poll,
+			.busy_poll = p->req.busy_poll,
 		};
 
 		if (pq->xsk)
@@ -464,10 +464,9 @@ static int spread_check(const struct ferry *f,
 static void port_apply_profile(struct ferry_port *p,
 			       const struct ferry_port_params *pp)
 {
-	p->mode_bind = p->mode_req;
-	if (p->mode_req == FERRY_XSK_AUTO && !p->profile->zerocopy)
+	p->mode_bind = p->req.mode;
+	if (p->req.mode == FERRY_XSK_AUTO && !p->profile->zerocopy)
 		p->mode_bind = FERRY_XSK_COPY;
-	p->xdp_from_profile = !pp->xdp_given;
 	p->xdp_generic =
 		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
 }
@@ -548,11 +547,14 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	snprintf(p->driver, sizeof(p->driver), "%s", ifi.driver);
 	p->profile = ferry_profile_lookup(ifi.driver);
 	p->numa_node = ifi.numa_node;
+	/* The request kept whole; its strings are the port's own copies. */
+	p->req = *pp;
+	p->req.name = p->name;
+	p->req.ifname = p->ifname;
 	p->q_first = pp->queues_given ? pp->q_first : 0;
 	p->n_queues = pp->queues_given ? pp->n_queues : ifi.n_rxq;
 	if (p->n_queues > FERRY_MAX_QUEUES)
 		p->n_queues = FERRY_MAX_QUEUES;
-	p->mode_req = pp->mode;
 	port_apply_profile(p, pp);
 	if (pp->spread_cpus && p->xdp_generic) {
 		ferry_fail(msg, len, -EOPNOTSUPP,
@@ -562,15 +564,11 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		free(p);
 		return -EOPNOTSUPP;
 	}
-	p->busy_poll = pp->busy_poll;
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
-	p->spread_cpus = pp->spread_cpus;
-	p->spread_via = pp->spread_via;
 	if (pp->spread_cpus) {
 		p->spread_n = (uint8_t)__builtin_popcountll(pp->spread_cpus);
 		p->n_queues = p->spread_n;
 	}
-	p->xdp_restore = pp->xdp_restore;
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
 		free(p);
@@ -618,14 +616,15 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		log_info("port %s: queue %u spread over %u workers "
 			 "(%s), %s",
 			 p->name, p->q_first, p->spread_n,
-			 ferry_spread_via_name(p->spread_via), p->spread_note);
+			 ferry_spread_via_name(p->req.spread_via),
+			 p->spread_note);
 	if (p->numa_warning[0])
 		log_warn("port %s: %s", p->name, p->numa_warning);
-	if (p->mode_req == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
+	if (p->req.mode == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
 		snprintf(auto_note, sizeof(auto_note),
 			 " (auto: profile %s has no zero-copy)",
 			 p->profile->driver);
-	else if (p->mode_req == FERRY_XSK_AUTO && !p->zerocopy)
+	else if (p->req.mode == FERRY_XSK_AUTO && !p->zerocopy)
 		snprintf(auto_note, sizeof(auto_note),
 			 " (auto: zero-copy unavailable)");
 	log_info("port %s: %s (driver %s, profile %s) queues %u-%u, %s "

@@ -82,8 +82,19 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 void ferry_stats_reset(struct ferry *f);
 /* Prometheus text exposition; malloc'd. */
 char *ferry_metrics(struct ferry *f);
-/* Running configuration as command lines; malloc'd. */
-char *ferry_config_text(struct ferry *f);
+/*
+ * What was configured, as typed values (daemon/ turns them into command
+ * lines). The workers' CPUs and idle mode; returns how many workers run.
+ */
+int ferry_workers_get(const struct ferry *f, uint64_t *cpus,
+		      enum ferry_idle *idle);
+/* Port i (0..ferry_port_count-1) as a port add would make it again: the
+ * queues and XDP mode it got count as given. Strings point into the port.
+ * 0 or -ENOENT. */
+int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp);
+/* Port i's app; *peer is the xconnect's egress port, else NULL. */
+int ferry_port_app_get(const struct ferry *f, int i, enum ferry_app *app,
+		       const char **peer);
 
 /* Called about once a second by the control thread: rates, and the watch
  * over each port's link, MTU, interface and XDP program (health.c). */

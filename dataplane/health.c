@@ -97,7 +97,7 @@ static void check_xdp(struct ferry_port *p)
 			log_warn("port %s: XDP program '%s' (id %u) replaced "
 				 "ferry's (id %u) on %s%s",
 				 p->name, name, id, p->prog_id, p->ifname,
-				 p->xdp_restore
+				 p->req.xdp_restore
 					 ? "; restoring"
 					 : "; not restoring (xdp-restore "
 					   "off)");
@@ -105,14 +105,14 @@ static void check_xdp(struct ferry_port *p)
 			log_warn("port %s: ferry's XDP program (id %u) was "
 				 "removed from %s%s",
 				 p->name, p->prog_id, p->ifname,
-				 p->xdp_restore
+				 p->req.xdp_restore
 					 ? "; restoring"
 					 : "; not restoring (xdp-restore "
 					   "off)");
 	}
 	p->xdp_lost = true;
 	p->foreign_prog_id = id;
-	if (!p->xdp_restore)
+	if (!p->req.xdp_restore)
 		return;
 	err = ferry_port_xdp_restore(p, id);
 	if (err) {

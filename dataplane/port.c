@@ -498,7 +498,7 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 		.pass_arp_ndp = !ferry_port_is_wire(p),
 		.owner_pid = (uint32_t)getpid(),
 		.spread_n = p->spread_n,
-		.spread_via = p->spread_via,
+		.spread_via = p->req.spread_via,
 		.spread_queue = (uint16_t)p->q_first,
 	};
 	struct xdp_owner o;
@@ -507,7 +507,7 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	int err;
 
 	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
-		if (p->spread_n && (p->spread_cpus & (1ull << cpu)))
+		if (p->spread_n && (p->req.spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
 	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg,
 				  len);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ferry.h"
 #include "ferry_abi.h"
 #include "gen.h"
 #include "profiles.h"
@@ -50,16 +51,17 @@ struct ferry_port {
 	char driver[32];
 	const struct ferry_driver_profile *profile;
 	int numa_node;
-	/* configuration */
+	/*
+	 * configuration: what `port add` asked for, as it asked (name and
+	 * ifname point at the arrays above; req.xdp_given false: the driver
+	 * profile chose), then what the port got from it
+	 */
+	struct ferry_port_params req;
 	uint32_t q_first;
 	uint32_t n_queues;
-	enum ferry_xsk_mode mode_req;
 	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
 	bool xdp_generic;
-	bool xdp_from_profile; /* no `xdp` given: the profile chose */
-	bool busy_poll;
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
-	bool xdp_restore; /* put our program back when another tool takes it */
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
 	/* state */
@@ -77,9 +79,7 @@ struct ferry_port {
 	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
 	/* software RSS (spread.c) */
-	uint64_t spread_cpus; /* asked for; 0: plain per-queue mode */
-	uint8_t spread_via;   /* enum ferry_spread_via asked for */
-	uint8_t spread_n;     /* sockets spread over; 0: not (or fell back) */
+	uint8_t spread_n; /* sockets spread over; 0: not (or fell back) */
 	struct ferry_spread_rets *spread_rets;
 	char spread_note[192];	/* the probe's result, or why it fell back */
 	char numa_warning[256]; /* empty: workers on the NIC's node */

@@ -251,7 +251,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		 "iface=%s,start_queue=%u,queue_count=%u,"
 		 "xdp_prog=/proc/self/fd/%d%s",
 		 p->ifname, p->q_first, p->n_queues, fd,
-		 p->mode_req == FERRY_XSK_COPY ? ",force_copy=1" : "");
+		 p->req.mode == FERRY_XSK_COPY ? ",force_copy=1" : "");
 	ferry_dpdk_leaks_ignored(true);
 	err = rte_vdev_init(dp->vdev, args);
 	ferry_dpdk_leaks_ignored(false);
@@ -390,7 +390,7 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 	uint32_t i, n_pooled = 0, max_q;
 	int err, stale_fd;
 
-	if (p->mode_req == FERRY_XSK_ZC)
+	if (p->req.mode == FERRY_XSK_ZC)
 		return ferry_fail(msg, len, -EINVAL,
 				  "backend dpdk: the af_xdp PMD takes "
 				  "zero-copy when the driver has it but cannot "
@@ -399,7 +399,7 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		return ferry_fail(msg, len, -EINVAL,
 				  "backend dpdk: the af_xdp PMD attaches XDP "
 				  "in the driver's mode; drop 'xdp generic'");
-	if (p->busy_poll)
+	if (p->req.busy_poll)
 		return ferry_fail(msg, len, -EINVAL,
 				  "backend dpdk: 'busy-poll on' is not "
 				  "supported (the PMD's busy_budget needs a "

@@ -1226,33 +1226,39 @@ out:
 	return out;
 }
 
-char *ferry_proxy_config_text(struct ferry_proxy *px)
+int ferry_proxy_count(struct ferry_proxy *px)
 {
-	char *buf = NULL, la[64], ba[64];
-	size_t sz = 0;
-	FILE *fp = open_memstream(&buf, &sz);
-	int i;
+	int i, n = 0;
 
-	if (!fp)
-		return NULL;
 	pthread_mutex_lock(&px->lock);
-	for (i = 0; i < FERRY_PROXY_MAX; i++) {
-		struct listener *l = &px->ls[i];
+	for (i = 0; i < FERRY_PROXY_MAX; i++)
+		n += px->ls[i].used;
+	pthread_mutex_unlock(&px->lock);
+	return n;
+}
 
-		if (!l->used)
+int ferry_proxy_get(struct ferry_proxy *px, int i,
+		    struct ferry_proxy_params *pp, char *name, size_t name_len)
+{
+	int k, rc = -ENOENT;
+
+	pthread_mutex_lock(&px->lock);
+	for (k = 0; k < FERRY_PROXY_MAX; k++) {
+		const struct listener *l = &px->ls[k];
+
+		if (!l->used || i-- > 0)
 			continue;
-		ferry_proxy_addr_text(&l->listen, la, sizeof(la));
-		ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
-		fprintf(fp,
-			"proxy add %s listen %s backend %s limit %llu "
-			"coalesce %u\n",
-			l->name, la, ba, (unsigned long long)l->limit,
-			l->coalesce);
+		snprintf(name, name_len, "%s", l->name);
+		*pp = (struct ferry_proxy_params){
+			.name = name,
+			.listen = l->listen,
+			.backend = l->backend,
+			.limit = l->limit,
+			.coalesce = l->coalesce,
+		};
+		rc = 0;
+		break;
 	}
 	pthread_mutex_unlock(&px->lock);
-	if (fclose(fp)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return rc;
 }

@@ -74,8 +74,11 @@ int ferry_proxy_del(struct ferry_proxy *px, const char *name, char *msg,
 /* {"proxies":[...], "draining_flows":N}; NULL with msg if name unknown. */
 json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
 			 size_t len);
-/* `proxy add` lines of the running configuration; malloc'd, maybe "". */
-char *ferry_proxy_config_text(struct ferry_proxy *px);
+/* How many proxies listen. */
+int ferry_proxy_count(struct ferry_proxy *px);
+/* The i-th proxy's params as added (name copied into name); 0 or -ENOENT. */
+int ferry_proxy_get(struct ferry_proxy *px, int i,
+		    struct ferry_proxy_params *pp, char *name, size_t name_len);
 
 /* "1.2.3.4:80" or "[::1]:80". */
 int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,

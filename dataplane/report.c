@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * report.c - what the control socket shows: ports, workers, counters with
- * rates, Prometheus text and the running configuration. Counter names come
+ * rates, Prometheus text and, as typed values, what was configured. Counter names come
  * from the X-macro lists in counters.h and ferry_abi.h, nowhere else.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,19 +77,19 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
 	json_object_set_new(
 		o, "xdp_chosen_by",
-		json_string(p->xdp_from_profile ? "profile" : "request"));
+		json_string(!p->req.xdp_given ? "profile" : "request"));
 	json_object_set_new(o, "queue_first", json_integer(p->q_first));
 	json_object_set_new(o, "queues", json_integer(p->n_queues));
 	json_object_set_new(o, "mode", json_string(mode_name(p->zerocopy)));
 	json_object_set_new(o, "mode_requested",
-			    json_string(mode_req_names[p->mode_req]));
+			    json_string(mode_req_names[p->req.mode]));
 	json_object_set_new(o, "xdp",
 			    json_string(p->xdp_generic ? "generic" : "native"));
 	json_object_set_new(o, "prog_id", json_integer(p->prog_id));
 	json_object_set_new(o, "umem",
 			    json_string(p->hugepages ? "hugepages" : "pages"));
 	json_object_set_new(o, "numa_node", json_integer(p->numa_node));
-	if (p->spread_cpus)
+	if (p->req.spread_cpus)
 		json_object_set_new(o, "spread", ferry_spread_show(p));
 	json_object_set_new(o, "tx_budget",
 			    json_string(p->zerocopy ? "driver"
@@ -96,7 +97,7 @@ static json_t *port_json(const struct ferry_port *p)
 						? "256"
 						: "32 (kernel default)"));
 	json_object_set_new(o, "need_wakeup", json_true());
-	json_object_set_new(o, "busy_poll", json_boolean(p->busy_poll));
+	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
 	json_object_set_new(o, "app", json_string(app));
 	json_object_set_new(o, "default",
 			    json_string(p->default_action == FERRY_ACT_PASS
@@ -116,7 +117,7 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "backend",
 			    json_string(p->dpdk ? "dpdk" : "native"));
 	ferry_dpdk_port_describe(p, o);
-	json_object_set_new(o, "xdp_restore", json_boolean(p->xdp_restore));
+	json_object_set_new(o, "xdp_restore", json_boolean(p->req.xdp_restore));
 	{
 		json_t *ev = json_object();
 
@@ -573,6 +574,8 @@ __attribute__((format(printf, 2, 3))) static void
 sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t cap;
+	char *s;
 	int n;
 
 	for (;;) {
@@ -586,10 +589,14 @@ sb_printf(struct sbuf *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		b->cap = (b->cap + (size_t)n + 1) * 2;
-		b->s = realloc(b->s, b->cap);
-		if (!b->s)
+		/* On failure the text so far stays; the caller sees a short
+		 * exposition rather than losing (and leaking) the buffer. */
+		cap = (b->cap + (size_t)n + 1) * 2;
+		s = realloc(b->s, cap);
+		if (!s)
 			return;
+		b->s = s;
+		b->cap = cap;
 	}
 }
 
@@ -752,103 +759,65 @@ char *ferry_metrics(struct ferry *f)
 	return b.s;
 }
 
-static void cpulist(struct sbuf *b, uint64_t mask)
+/* ------------------------------------------- what was configured */
+
+int ferry_workers_get(const struct ferry *f, uint64_t *cpus,
+		      enum ferry_idle *idle)
 {
-	int cpu, first = 1;
-
-	for (cpu = 0; cpu < 64; cpu++) {
-		int end = cpu;
-
-		if (!(mask & (1ull << cpu)))
-			continue;
-		while (end + 1 < 64 && (mask & (1ull << (end + 1))))
-			end++;
-		sb_printf(b, first ? "%d" : ",%d", cpu);
-		if (end > cpu)
-			sb_printf(b, "-%d", end);
-		first = 0;
-		cpu = end;
-	}
+	*cpus = f->n_workers ? f->cpumask : 0;
+	*idle = f->idle;
+	return f->n_workers;
 }
 
-/* A port's steering rules in table order, so a reload keeps the order. */
-static void steer_config(struct sbuf *b, const struct ferry_port *p)
+int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp)
 {
-	char dst[64];
-	uint32_t j;
+	const struct ferry_port *p;
 
-	for (j = 0; p->steer && j < p->steer->n; j++) {
-		const struct ferry_steer_rule *r = &p->steer->rules[j];
-
-		sb_printf(b, "steer add %s port %s match", r->name, p->name);
-		if (r->match.l4_proto)
-			sb_printf(b, " proto %s",
-				  ferry_steer_proto_name(r->match.l4_proto));
-		ferry_steer_dst_text(&r->match, dst, sizeof(dst));
-		if (dst[0])
-			sb_printf(b, " dst %s", dst);
-		if (r->match.dport_lo == r->match.dport_hi && r->match.dport_lo)
-			sb_printf(b, " dport %u", r->match.dport_lo);
-		else if (r->match.dport_lo || r->match.dport_hi)
-			sb_printf(b, " dport %u-%u", r->match.dport_lo,
-				  r->match.dport_hi);
-		sb_printf(b, " to cpus ");
-		cpulist(b, r->cpus);
-		sb_printf(b, " qsize %u\n", r->qsize);
-	}
+	if (i < 0 || i >= f->n_ports)
+		return -ENOENT;
+	p = f->ports[i];
+	/* What the port got, not only what was asked: the queues it opened
+	 * and the XDP mode the profile chose, so a replay builds the same. */
+	*pp = p->req;
+	pp->queues_given = true;
+	pp->q_first = p->q_first;
+	pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
+	pp->xdp_generic = p->xdp_generic;
+	pp->xdp_given = true;
+	return 0;
 }
 
-char *ferry_config_text(struct ferry *f)
+int ferry_port_app_get(const struct ferry *f, int i, enum ferry_app *app,
+		       const char **peer)
 {
-	struct sbuf b = {0};
-	int i;
+	const struct ferry_port *p;
 
-	sb_printf(&b, "# ferryd %s running configuration\n", FERRY_VERSION);
-	if (f->n_workers) {
-		sb_printf(&b, "workers ");
-		cpulist(&b, f->cpumask);
-		sb_printf(&b, " idle %s\n",
-			  f->idle == FERRY_IDLE_POLL ? "poll" : "busy");
-	}
-	for (i = 0; i < f->n_ports; i++) {
-		const struct ferry_port *p = f->ports[i];
+	if (i < 0 || i >= f->n_ports)
+		return -ENOENT;
+	p = f->ports[i];
+	*app = p->app;
+	*peer = p->app == FERRY_APP_XCONNECT && p->peer ? p->peer->name : NULL;
+	return 0;
+}
 
-		uint32_t q_last = p->spread_cpus ? p->q_first
-						 : p->q_first + p->n_queues - 1;
+int ferry_steer_get(const struct ferry *f, int i, int j,
+		    struct ferry_steer_params *sp)
+{
+	const struct ferry_port *p;
+	const struct ferry_steer_rule *r;
 
-		sb_printf(&b,
-			  "port add %s dev %s queues %u-%u mode %s xdp %s%s%s",
-			  p->name, p->ifname, p->q_first, q_last,
-			  mode_req_names[p->mode_req],
-			  p->xdp_generic ? "generic" : "native",
-			  p->busy_poll ? " busy-poll on" : "",
-			  p->default_action == FERRY_ACT_PASS ? " default pass"
-							      : "");
-		if (p->dpdk)
-			sb_printf(&b, " backend dpdk");
-		if (p->xdp_restore)
-			sb_printf(&b, " xdp-restore on");
-		if (p->spread_cpus) {
-			sb_printf(&b, " spread cpus ");
-			cpulist(&b, p->spread_cpus);
-			sb_printf(&b, " via %s",
-				  ferry_spread_via_name(p->spread_via));
-		}
-		sb_printf(&b, "\n");
-	}
-	for (i = 0; i < f->n_ports; i++) {
-		const struct ferry_port *p = f->ports[i];
-
-		if (p->app == FERRY_APP_XCONNECT)
-			sb_printf(&b, "xconnect add %s %s\n", p->name,
-				  p->peer->name);
-		else if (p->app != FERRY_APP_NONE)
-			sb_printf(&b, "%s %s\n", ferry_app_name(p->app),
-				  p->name);
-	}
-	for (i = 0; i < f->n_ports; i++)
-		steer_config(&b, f->ports[i]);
-	if (!b.s)
-		sb_printf(&b, "%s", "");
-	return b.s;
+	if (i < 0 || i >= f->n_ports)
+		return -ENOENT;
+	p = f->ports[i];
+	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
+		return -ENOENT;
+	r = &p->steer->rules[j];
+	*sp = (struct ferry_steer_params){
+		.name = r->name,
+		.port = p->name,
+		.match = r->match,
+		.cpus = r->cpus,
+		.qsize = r->qsize,
+	};
+	return 0;
 }

@@ -717,19 +717,21 @@ json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
 	return o;
 }
 
-int ferry_sockmap_config(struct ferry_sockmap *sm, char *buf, size_t len)
+int ferry_sockmap_get(const struct ferry_sockmap *sm,
+		      struct ferry_sockmap_params *p)
 {
 	const struct sm_inst *in = sm->cur;
-	int n;
+	char msg[64];
 
-	buf[0] = '\0';
 	if (!in)
-		return 0;
-	n = snprintf(buf, len, "sockmap attach cgroup \"%s\"%s%s%s%s\n",
-		     in->cgroup, in->ports[0] ? " ports " : "", in->ports,
-		     in->mode_asked == FERRY_SM_MODE_AUTO ? "" : " verdict ",
-		     in->mode_asked == FERRY_SM_MODE_AUTO
-			     ? ""
-			     : ferry_sockmap_mode_name(in->mode_asked));
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+		return -ENOENT;
+	memset(p, 0, sizeof(*p));
+	p->cgroup = in->cgroup;
+	p->mode = in->mode_asked;
+	/* The ports as given parsed again: they were accepted then. */
+	if (in->ports[0] &&
+	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, msg,
+				      sizeof(msg)))
+		return -EINVAL;
+	return 0;
 }

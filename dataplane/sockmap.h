@@ -42,8 +42,10 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm);
 /* Frees a draining attachment once its last socket has closed. */
 void ferry_sockmap_tick(struct ferry_sockmap *sm);
-/* The `sockmap attach` line of the running config, "" when detached. */
-int ferry_sockmap_config(struct ferry_sockmap *sm, char *buf, size_t len);
+/* The attachment's params as given (cgroup points into it); -ENOENT when
+ * detached. */
+int ferry_sockmap_get(const struct ferry_sockmap *sm,
+		      struct ferry_sockmap_params *p);
 
 /* "80,443,8000-8099": ranges in order; -EINVAL/-E2BIG with msg. */
 int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,

@@ -37,7 +37,7 @@ static void spread_workers(const struct ferry *f, const struct ferry_port *p,
 	int cpu;
 
 	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
-		if (p->spread_cpus & (1ull << cpu))
+		if (p->req.spread_cpus & (1ull << cpu))
 			ws[i++] = ferry_worker_on_cpu(f, cpu);
 }
 
@@ -132,7 +132,7 @@ static int cpumap_fill(struct ferry_port *p, char *msg, size_t len)
 	uint32_t cpu;
 
 	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++) {
-		if (!(p->spread_cpus & (1ull << cpu)))
+		if (!(p->req.spread_cpus & (1ull << cpu)))
 			continue;
 		if (bpf_map_update_elem(fd, &cpu, &v, 0))
 			return ferry_fail(msg, len, -errno,
@@ -251,9 +251,9 @@ static int probe(struct ferry_port *p, char *msg, size_t len)
 	return ferry_fail(msg, len, -EAGAIN,
 			  "software RSS probe: %u of %u frames reached their "
 			  "socket via %s on %s queue %u%s",
-			  got, want, ferry_spread_via_name(p->spread_via),
+			  got, want, ferry_spread_via_name(p->req.spread_via),
 			  p->ifname, p->q_first,
-			  p->spread_via == FERRY_SPREAD_CPUMAP && p->q_first
+			  p->req.spread_via == FERRY_SPREAD_CPUMAP && p->q_first
 				  ? " (CPUMAP delivers frames as queue 0's)"
 				  : "");
 }
@@ -311,7 +311,7 @@ int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
 			goto err_sockets;
 		}
 	}
-	if (p->spread_via == FERRY_SPREAD_CPUMAP) {
+	if (p->req.spread_via == FERRY_SPREAD_CPUMAP) {
 		err = cpumap_fill(p, msg, len);
 		if (!err)
 			err = probe(p, msg, len);
@@ -347,8 +347,9 @@ json_t *ferry_spread_show(const struct ferry_port *p)
 		if (p->pq[i].w)
 			json_array_append_new(ws, json_integer(p->pq[i].w->id));
 	json_object_set_new(o, "active", json_boolean(p->spread_n > 0));
-	json_object_set_new(o, "via",
-			    json_string(ferry_spread_via_name(p->spread_via)));
+	json_object_set_new(
+		o, "via",
+		json_string(ferry_spread_via_name(p->req.spread_via)));
 	json_object_set_new(o, "workers", ws);
 	json_object_set_new(o, "queue", json_integer(p->q_first));
 	json_object_set_new(o, "note", json_string(p->spread_note));

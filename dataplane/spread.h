@@ -33,7 +33,7 @@ struct ferry;
 struct ferry_port;
 
 /*
- * Opens p with one socket per CPU of p->spread_cpus on queue p->q_first.
+ * Opens p with one socket per CPU of p->req.spread_cpus on queue p->q_first.
  * 0; -EAGAIN with msg when the probe found that frames do not arrive (the
  * port is closed again, the caller may fall back); other -errno with msg.
  */

@@ -65,6 +65,10 @@ json_t *ferry_steer_show(struct ferry *f, const char *name, char *msg,
 /* The `steer` and `cpumap` arrays of `stats`; port NULL: all ports. */
 json_t *ferry_steer_stats(struct ferry *f, const char *port);
 json_t *ferry_steer_cpumap_stats(struct ferry *f, const char *port);
+/* Port i's rule j in table order (the order a reload must keep); strings
+ * point into the rule. 0 or -ENOENT. */
+int ferry_steer_get(const struct ferry *f, int i, int j,
+		    struct ferry_steer_params *sp);
 /* Frees a port's table (its maps go with the port's skeleton). */
 void ferry_steer_port_free(struct ferry_port *p);
 

@@ -129,7 +129,6 @@ void ferry_pin_remove(const char *dir)
 
 int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
 {
-	char *text;
 	int i;
 
 	if (f->ho.released)
@@ -152,11 +151,8 @@ int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
 					  "supports native ports only",
 					  f->ports[i]->name);
 	}
-	text = ferry_config_text(f);
-	if (!text)
-		return -ENOMEM;
-	*out = json_pack("{s:i, s:s}", "pid", (int)getpid(), "config", text);
-	free(text);
+	/* The caller (daemon/) adds "config": the command lines are its. */
+	*out = json_pack("{s:i}", "pid", (int)getpid());
 	return *out ? 0 : -ENOMEM;
 }
 

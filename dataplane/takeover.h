@@ -71,7 +71,8 @@ void ferry_pin_remove(const char *dir);
 
 /* ---- old side ---- */
 
-/* *out = {"pid":N,"config":TEXT}; 0 or -errno with msg. Changes nothing. */
+/* *out = {"pid":N} (the daemon adds "config", its command lines); 0 or
+ * -errno with msg. Changes nothing. */
 int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len);
 /*
  * Closes every port's sockets, leaving XDP attached, and parks the

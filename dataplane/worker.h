@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "counters.h"
@@ -113,8 +114,8 @@ struct ferry_pq {
 	struct ferry_ret *ret; /* foreign: frames go back here */
 	struct ferry_spread_rets *rets; /* pool owner: drains these */
 	struct ferry_queue_ctrs c;
-	/* cold: control plane */
-	struct ferry_port *port;
+	/* cold: control plane, on its own cache lines */
+	_Alignas(64) struct ferry_port *port;
 	struct ferry_worker *w;
 	uint32_t queue;
 	struct ferry_queue_ctrs base; /* snapshot taken by `stats reset` */
@@ -123,6 +124,9 @@ struct ferry_pq {
 	uint64_t prev_rx, prev_tx;    /* sampler: totals at the last tick */
 	double rx_pps, tx_pps;
 } __attribute__((aligned(64)));
+_Static_assert(offsetof(struct ferry_pq, port) % 64 == 0,
+	       "ferry_pq: the control thread's fields share no cache line "
+	       "with the worker's");
 
 enum ferry_idle {
 	FERRY_IDLE_BUSY, /* spin; sleep in poll() only after a long idle */
@@ -146,8 +150,8 @@ struct ferry_worker {
 	/* DPDK backend queues (port_dpdk.h), served after the native ones */
 	uint32_t n_dq;
 	struct ferry_pq *dq[FERRY_MAX_WQ];
-	/* cold: control plane */
-	int id;
+	/* cold: control plane, on its own cache lines */
+	_Alignas(64) int id;
 	int cpu;
 	int wake_fd;
 	bool started;
@@ -162,6 +166,9 @@ struct ferry_worker {
 	uint64_t umem_closed;
 	uint64_t umem_frames_lost;
 } __attribute__((aligned(64)));
+_Static_assert(offsetof(struct ferry_worker, id) % 64 == 0,
+	       "ferry_worker: the control thread's fields share no cache line "
+	       "with the worker's");
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle);
 /* Stops the thread (if started), closes its sockets and its UMEM. */

@@ -16,12 +16,14 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "opt.h"
 #include "proto.h"
 
 /* Fails the run with a message; libFuzzer saves the input. */
@@ -303,6 +305,92 @@ static void check_parsers(const char *s, uint64_t lo, uint64_t hi)
 		check_err_msg(&err);
 }
 
+/* ---- option rows (opt.h): every kind, a group, a literal ---- */
+
+struct fz_opts {
+	const char *name;
+	const char *dev;
+	uint64_t n;
+	uint8_t small;
+	uint32_t word;
+	int sword;
+	uint64_t cpus;
+	uint64_t grouped;
+	uint8_t mac[6];
+	const char *path;
+};
+
+static const char *const fz_words[] = {"a", "b-c", "d", NULL};
+static const uint64_t fz_svals[] = {(uint64_t)-1, 0, 7};
+
+#define FO(f)                                                                  \
+	.off = offsetof(struct fz_opts, f),                                    \
+	.size = sizeof(((struct fz_opts *)0)->f)
+
+static const struct ctl_opt fz_rows[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 FO(name),
+	 .metavar = "NAME"},
+	{"dev", CTL_OPT_NAME, CTL_OPT_REQUIRED, FO(dev), .metavar = "IF"},
+	{"n", CTL_OPT_U64, 0, FO(n), .min = 2, .max = UINT64_MAX - 1},
+	{"small", CTL_OPT_U64, CTL_OPT_PIN, FO(small), .max = 200},
+	{"word", CTL_OPT_WORD, 0, FO(word), .words = fz_words},
+	{"sword", CTL_OPT_WORD, 0, FO(sword), .words = fz_words,
+	 .vals = fz_svals},
+	{"cpus", CTL_OPT_CPULIST, 0, FO(cpus)},
+	{"grp", CTL_OPT_LITERAL, 0, .group = 1, .next = "g"},
+	{"g", CTL_OPT_CPULIST, CTL_OPT_REQUIRED, FO(grouped), .min = 1,
+	 .group = 1},
+	{"mac", CTL_OPT_MAC, 0, FO(mac)},
+	{"path", CTL_OPT_STRING, 0, FO(path)},
+};
+
+static const struct fz_opts fz_opts_dflt = {.small = 5, .sword = -1};
+
+static const struct ctl_syntax fz_syntax = {
+	fz_rows, sizeof(fz_rows) / sizeof(fz_rows[0]),
+	.size = sizeof(struct fz_opts), .dflt = &fz_opts_dflt, .command = "fz"};
+
+/*
+ * A line the rows accept prints back as a line they accept again, and
+ * that one prints the same: what show config writes, -c reads.
+ */
+static void check_opts(const char *line)
+{
+	char *copy = strdup(line), *argv[CTL_MAX_ARGS + 1];
+	char out[CTL_MAX_LINE], out2[CTL_MAX_LINE], again[CTL_MAX_LINE];
+	struct fz_opts a, b;
+	struct ctl_err err;
+	int argc, rc;
+
+	if (!copy)
+		return;
+	argc = ctl_tokenize(copy, argv, CTL_MAX_ARGS);
+	if (argc < 0 || ctl_opt_parse(&fz_syntax, argc, argv, &a, &err)) {
+		free(copy);
+		return;
+	}
+	snprintf(out, sizeof(out), "fz");
+	rc = ctl_opt_print(&fz_syntax, &a, out, sizeof(out));
+	/* A name holding a double quote cannot be written back. */
+	if (rc || strchr(line, '"')) {
+		free(copy);
+		return;
+	}
+	snprintf(again, sizeof(again), "%s", out + 3);
+	argc = ctl_tokenize(again, argv, CTL_MAX_ARGS);
+	FUZZ_CHECK(argc >= 0, "'%s' does not split", out);
+	rc = ctl_opt_parse(&fz_syntax, argc, argv, &b, &err);
+	FUZZ_CHECK(rc == 0, "'%s' printed from '%s' is refused: %s", out, line,
+		   err.msg);
+	snprintf(out2, sizeof(out2), "fz");
+	FUZZ_CHECK(!ctl_opt_print(&fz_syntax, &b, out2, sizeof(out2)),
+		   "second print");
+	FUZZ_CHECK(!strcmp(out, out2), "'%s' then '%s'", out, out2);
+	free(copy);
+}
+
 static void run_line(const char *line, size_t len, uint64_t lo, uint64_t hi)
 {
 	char *copy, *argv[CTL_MAX_ARGS + 1], *reply;
@@ -314,6 +402,7 @@ static void run_line(const char *line, size_t len, uint64_t lo, uint64_t hi)
 
 	check_tokenize(line, len);
 	check_parsers(line, lo, hi);
+	check_opts(line);
 	copy = strdup(line);
 	if (!copy)
 		return;

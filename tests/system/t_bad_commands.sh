@@ -38,7 +38,7 @@ MISSING = [
     "port add x nodev " + d2, "port add x dev " + d2 + " queues",
     "port add x dev " + d2 + " mode", "port add x dev " + d2 + " xdp",
     "xconnect", "xconnect add", "xconnect add p0", "xconnect del",
-    "reflect", "drop", "gen", "gen start", "gen stop", "workers",
+    "reflect", "drop", "gen", "gen start", "gen stop",
     "gen start p0 rate", "gen start p0 size", "gen start p0 count",
 ]
 BAD_VALUES = [

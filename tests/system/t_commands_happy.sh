@@ -151,6 +151,9 @@ err EINVAL frobnicate
 err EINVAL help frobnicate
 err EINVAL port add "bad name" dev "$D2"
 
+# `workers` with no argument shows the workers, as `worker show` does
+ok '.data | length' "$(tb_ctlj dut worker show | jq '.data | length')" workers
+
 # missing (or extra) arguments
 err EINVAL port add
 err EINVAL port add p9
@@ -164,7 +167,7 @@ err EINVAL reflect
 err EINVAL drop
 err EINVAL gen start
 err EINVAL gen stop
-err EINVAL workers
+err EINVAL workers idle poll  # no CPULIST before idle
 err EINVAL worker show 0
 err EINVAL version 1
 err EINVAL stats reset now

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cmd.h - what a command module gives the composition root: its commands
+ * (name, help, handler and option rows, next to the handlers in
+ * cmd_<group>.c) and the lines it adds to the running configuration,
+ * printed from the same rows that parse them.
+ */
+#ifndef FERRY_DAEMON_CMD_H
+#define FERRY_DAEMON_CMD_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "commands.h"
+#include "opt.h"
+#include "proto.h"
+
+/* A growing text; on allocation failure it keeps what it had and err is
+ * set, so the caller frees one buffer and reports -ENOMEM. */
+struct cmd_buf {
+	char *s;
+	size_t len, cap;
+	int err;
+};
+
+__attribute__((format(printf, 2, 3))) void cmd_buf_printf(struct cmd_buf *b,
+							  const char *fmt, ...);
+/* Appends "NAME ARGS\n", the arguments printed from the rows. */
+void cmd_buf_line(struct cmd_buf *b, const char *name,
+		  const struct ctl_syntax *s, const void *params);
+
+struct cmd_module {
+	const char *name;
+	const struct ctl_cmd *cmds;
+	size_t n;
+	/* Appends this module's part of the running configuration; NULL:
+	 * the module's commands configure nothing that lasts. */
+	void (*config)(struct ferryd_ctx *ctx, struct cmd_buf *b);
+};
+
+extern const struct cmd_module cmd_handover_module;
+extern const struct cmd_module cmd_workers_module;
+extern const struct cmd_module cmd_port_module;
+extern const struct cmd_module cmd_app_module;
+extern const struct cmd_module cmd_steer_module;
+extern const struct cmd_module cmd_sockmap_module;
+extern const struct cmd_module cmd_gen_module;
+extern const struct cmd_module cmd_stats_module;
+extern const struct cmd_module cmd_config_module;
+extern const struct cmd_module cmd_host_module;
+extern const struct cmd_module cmd_proxy_module;
+
+#define CMD_CTX(c) ((struct ferryd_ctx *)(c))
+#define CMD_F(c)   (CMD_CTX(c)->f)
+#define CMD_N(a)   (sizeof(a) / sizeof((a)[0]))
+
+/* Parses argv with the rows of the command being run. */
+static inline int cmd_parse(const struct ctl_syntax *s, int argc, char **argv,
+			    void *params, struct ctl_err *err)
+{
+	return ctl_opt_parse(s, argc, argv, params, err);
+}
+
+#endif /* FERRY_DAEMON_CMD_H */

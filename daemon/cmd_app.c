@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cmd_app.c - what a port does with what it receives: `xconnect add|del`,
+ * `reflect`, `drop`.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "cmd.h"
+#include "ferry.h"
+
+struct app_params {
+	const char *port;
+	const char *peer;
+};
+
+#define AP(field)                                                              \
+	.off = offsetof(struct app_params, field), .size = sizeof(const char *)
+
+static const struct ctl_opt xconnect_add_rows[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 AP(port),
+	 .metavar = "PORT_IN",
+	 .values = CTL_VAL_PORT,
+	 .help = "the port frames arrive on"},
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 AP(peer),
+	 .metavar = "PORT_OUT",
+	 .values = CTL_VAL_PORT,
+	 .help = "the port they leave by"},
+};
+
+static const struct ctl_opt port_in_row[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 AP(port),
+	 .metavar = "PORT_IN",
+	 .values = CTL_VAL_PORT},
+};
+
+static const struct ctl_opt port_row[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 AP(port),
+	 .metavar = "PORT",
+	 .values = CTL_VAL_PORT},
+};
+
+static const struct ctl_syntax xconnect_add_syntax = {
+	CTL_OPTS(xconnect_add_rows), .size = sizeof(struct app_params),
+	.command = "xconnect add"};
+static const struct ctl_syntax xconnect_del_syntax = {
+	CTL_OPTS(port_in_row), .size = sizeof(struct app_params),
+	.command = "xconnect del"};
+static const struct ctl_syntax reflect_syntax = {
+	CTL_OPTS(port_row), .size = sizeof(struct app_params),
+	.command = "reflect"};
+static const struct ctl_syntax drop_syntax = {CTL_OPTS(port_row),
+					      .size = sizeof(struct app_params),
+					      .command = "drop"};
+
+static int set_app(void *ctx, const struct ctl_syntax *s, enum ferry_app app,
+		   int argc, char **argv, struct ctl_err *err)
+{
+	struct app_params p;
+	int rc = cmd_parse(s, argc, argv, &p, err);
+
+	return rc ? rc
+		  : ferry_app_set(CMD_F(ctx), p.port, app, p.peer, err->msg,
+				  sizeof(err->msg));
+}
+
+static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
+			    struct ctl_err *err)
+{
+	return set_app(ctx, &xconnect_add_syntax, FERRY_APP_XCONNECT, argc,
+		       argv, err);
+}
+
+static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
+			    struct ctl_err *err)
+{
+	struct app_params p;
+	int rc = cmd_parse(&xconnect_del_syntax, argc, argv, &p, err);
+
+	return rc ? rc
+		  : ferry_xconnect_del(CMD_F(ctx), p.port, err->msg,
+				       sizeof(err->msg));
+}
+
+static int cmd_reflect(void *ctx, int argc, char **argv, json_t **data,
+		       struct ctl_err *err)
+{
+	return set_app(ctx, &reflect_syntax, FERRY_APP_REFLECT, argc, argv,
+		       err);
+}
+
+static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
+		    struct ctl_err *err)
+{
+	return set_app(ctx, &drop_syntax, FERRY_APP_DROP, argc, argv, err);
+}
+
+/* After every port add, so a peer exists when its xconnect is read. */
+static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+{
+	struct app_params p;
+	enum ferry_app app;
+	int i;
+
+	for (i = 0; ferry_port_app_get(ctx->f, i, &app, &p.peer) == 0; i++) {
+		struct ferry_port_params pp;
+
+		if (ferry_port_get(ctx->f, i, &pp))
+			break;
+		p.port = pp.name;
+		switch (app) {
+		case FERRY_APP_XCONNECT:
+			cmd_buf_line(b, "xconnect add", &xconnect_add_syntax,
+				     &p);
+			break;
+		case FERRY_APP_REFLECT:
+			cmd_buf_line(b, "reflect", &reflect_syntax, &p);
+			break;
+		case FERRY_APP_DROP:
+			cmd_buf_line(b, "drop", &drop_syntax, &p);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static const struct ctl_cmd app_cmds[] = {
+	{"xconnect add", NULL,
+	 "send every frame received on PORT_IN out of PORT_OUT",
+	 cmd_xconnect_add, &xconnect_add_syntax},
+	{"xconnect del", NULL, "remove PORT_IN's xconnect", cmd_xconnect_del,
+	 &xconnect_del_syntax},
+	{"reflect", NULL, "swap MACs and send frames back out of PORT",
+	 cmd_reflect, &reflect_syntax},
+	{"drop", NULL, "count and drop every frame received on PORT", cmd_drop,
+	 &drop_syntax},
+};
+
+const struct cmd_module cmd_app_module = {
+	.name = "app",
+	.cmds = app_cmds,
+	.n = CMD_N(app_cmds),
+	.config = app_config,
+};
