@@ -304,7 +304,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 		      bytes);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int ferry_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
