@@ -54,7 +54,8 @@
 	X(polls)                                                               \
 	X(fill_empty)                                                          \
 	X(frames_dup)                                                          \
-	X(copies) /* frames copied between a DPDK mbuf and the UMEM */
+	X(copies)     /* frames copied between a DPDK mbuf and the UMEM */     \
+	X(csum_fixed) /* partial TCP/UDP checksums completed (csum.h) */
 
 /*
  * Per port, written by the control thread when its once-a-second watch

@@ -125,6 +125,9 @@ struct ferry_pq {
 	uint8_t rx_skip;
 	/* A chain's head waits in the RX ring for the rest of it. */
 	uint8_t rx_wait;
+	/* Complete partial TCP/UDP checksums of frames forwarded from here
+	 * (the port's driver hands them over: veth), see csum.h. */
+	uint8_t csum_fix;
 	uint32_t tx_batch;     /* descriptors reserved this batch */
 	uint32_t max_frame;    /* longest frame the link takes; 0: no limit */
 	struct ferry_ret *ret; /* foreign: frames go back here */
