@@ -617,6 +617,57 @@ uint64_t ferry_now_ns(void)
 #define TXGEN_BURST 64
 
 /*
+ * The generator's frames longer than one UMEM frame: each a chain of segs
+ * descriptors, XDP_PKT_CONTD on all but the last, room reserved for whole
+ * frames only (never half a frame in the ring). Returns frames written.
+ */
+static __attribute__((noinline)) uint32_t txgen_chains(struct ferry_txgen *g,
+						       struct ferry_xsk *x,
+						       struct ferry_umem *u,
+						       uint32_t n)
+{
+	uint32_t segs = (g->size + FERRY_FRAME_SIZE - 1) / FERRY_FRAME_SIZE;
+	uint32_t room = xsk_prod_nb_free(&x->tx, n * segs) / segs, idx = 0;
+	uint32_t i, k;
+
+	if (n > room)
+		n = room;
+	if (n > u->n_free / segs)
+		n = u->n_free / segs;
+	if (!n)
+		return 0;
+	xsk_ring_prod__reserve(&x->tx, n * segs, &idx);
+	for (i = 0; i < n; i++) {
+		uint16_t sport = (uint16_t)(g->sport_base + g->flow);
+		uint32_t off = 0;
+
+		for (k = 0; k < segs; k++) {
+			uint64_t a = u->free[--u->n_free];
+			uint8_t *d = ferry_umem_data(u, a);
+			uint32_t len = g->size - off < FERRY_FRAME_SIZE
+					       ? g->size - off
+					       : FERRY_FRAME_SIZE;
+			struct xdp_desc *t =
+				xsk_ring_prod__tx_desc(&x->tx, idx++);
+
+			memcpy(d, g->frame + off, len);
+			if (!k) {
+				d[g->sport_off] = (uint8_t)(sport >> 8);
+				d[g->sport_off + 1] = (uint8_t)sport;
+			}
+			u->owner[ferry_umem_frame_idx(a)] = x->tx_tag;
+			t->addr = a;
+			t->len = len;
+			t->options = k + 1 < segs ? XDP_PKT_CONTD : 0;
+			off += len;
+		}
+		if (++g->flow >= g->flows)
+			g->flow = 0;
+	}
+	return n;
+}
+
+/*
  * The AF_XDP TX generator: frames from the pool, the template written into
  * each (generating is the one place data is written), one TX batch a pass.
  */
@@ -625,7 +676,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_txgen *g = pq->txgen;
 	struct ferry_xsk *x = pq->xsk;
 	struct ferry_umem *u = w->umem;
-	uint32_t n = TXGEN_BURST, idx = 0, i;
+	uint32_t n = TXGEN_BURST, idx = 0, i, descs;
 	uint64_t now = 0;
 
 	if (g->count && g->sent >= g->count)
@@ -663,12 +714,23 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		if (due < n)
 			n = (uint32_t)due;
 	}
+	if (unlikely(g->size > FERRY_FRAME_SIZE)) {
+		uint32_t segs =
+			(g->size + FERRY_FRAME_SIZE - 1) / FERRY_FRAME_SIZE;
+
+		n = txgen_chains(g, x, u, n);
+		if (!n)
+			return 0;
+		descs = n * segs;
+		goto sent;
+	}
 	if (xsk_prod_nb_free(&x->tx, n) < n)
 		n = xsk_prod_nb_free(&x->tx, n);
 	if (n > u->n_free)
 		n = u->n_free;
 	if (!n)
 		return 0;
+	descs = n;
 	xsk_ring_prod__reserve(&x->tx, n, &idx);
 	for (i = 0; i < n; i++) {
 		uint64_t a = u->free[--u->n_free];
@@ -686,12 +748,13 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		t->len = g->size;
 		t->options = 0;
 	}
+sent:
 	if (g->interval_ns) {
 		g->next_ns += n * g->interval_ns;
 		g->pace_ns += n * (g->interval_ns / 2 ? g->interval_ns / 2 : 1);
 	}
 	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
-	pq->tx_batch += n;
+	pq->tx_batch += descs;
 	ferry_worker_touch(w, pq);
 	ferry_ctr_add(&pq->c.tx_packets, n);
 	ferry_ctr_add(&pq->c.tx_bytes, (uint64_t)n * g->size);

@@ -79,7 +79,7 @@ struct ferry_txgen {
 	uint32_t size;
 	uint16_t sport_base;
 	uint16_t sport_off;  /* byte offset of the UDP source port */
-	uint8_t frame[1536]; /* template */
+	uint8_t frame[9216]; /* template: up to MTU 9000 and more */
 };
 
 /*

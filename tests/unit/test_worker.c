@@ -468,6 +468,44 @@ static void test_chain_reflect(void **state)
 	assert_int_equal(r->a.tx.desc[2].options, 0);
 }
 
+static void test_txgen_chains(void **state)
+{
+	struct rig *r = *state;
+	static struct ferry_txgen g;
+	uint32_t i, k;
+
+	memset(&g, 0, sizeof(g));
+	g.count = 3;
+	g.flows = 2;
+	g.size = 5000; /* three UMEM frames: 2048 + 2048 + 904 */
+	g.sport_base = 1024;
+	g.sport_off = 34;
+	for (i = 0; i < g.size; i++)
+		g.frame[i] = (uint8_t)(i * 7 + 3);
+	r->pa.txgen = &g;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->a.tx.producer, 9);
+	assert_int_equal(r->pa.c.tx_packets, 3);
+	assert_int_equal(r->pa.c.tx_bytes, 15000);
+	for (i = 0; i < 3; i++) {
+		const struct xdp_desc *t = &r->a.tx.desc[i * 3];
+
+		for (k = 0; k < 3; k++)
+			assert_int_equal(t[k].options,
+					 k < 2 ? XDP_PKT_CONTD : 0);
+		assert_int_equal(t[0].len + t[1].len + t[2].len, 5000);
+		/* The flow's source port in the head, the rest as made. */
+		assert_int_equal(r->u->area[t[0].addr + 35],
+				 (uint8_t)(1024 + i % 2));
+		assert_int_equal(r->u->area[t[2].addr + 903],
+				 (uint8_t)(4999 * 7 + 3));
+	}
+	fake_kernel_tx(&r->a, RING);
+	r->pa.txgen = NULL;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
 static void test_counter_names(void **state)
 {
 	static const char *const q[] = {
@@ -536,6 +574,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chain_drop_counts_frames,
 						rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_chain_reflect, rig_setup,
+						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_txgen_chains, rig_setup,
 						rig_teardown),
 		cmocka_unit_test(test_counter_names),
 	};
