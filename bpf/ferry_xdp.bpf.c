@@ -408,7 +408,7 @@ static __always_inline int spread_hand(__u32 i)
  * Second stage, on the target CPU, before the kernel builds the skb: counts
  * what arrived per (rule slot, CPU) and hands the frame to the stack.
  */
-SEC("xdp/cpumap")
+SEC("xdp.frags/cpumap")
 int ferry_cpumap(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
