@@ -33,6 +33,7 @@ SECS=3
 SIZES=1500,9000
 DO_TESTPMD=1
 DO_IPERF=1
+INNER=
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -40,6 +41,7 @@ while (($#)); do
 	--sizes) SIZES=$2 && shift ;;
 	--no-testpmd) DO_TESTPMD=0 ;;
 	--no-iperf) DO_IPERF=0 ;;
+	--inner) INNER=$2 && shift ;; # one part on its own testbed: rows on stdout
 	*) echo "usage: $0 [--runs N] [--secs S] [--sizes LIST] [--no-testpmd] [--no-iperf]" >&2 && exit 2 ;;
 	esac
 	shift
@@ -57,7 +59,7 @@ xdp_attach() { # NS IF PROG [DEVMAP_TARGET_IFINDEX]
 		bpftool prog loadall '$OBJ' $pin type xdp pinmaps ${pin}_maps &&
 		bpftool net attach xdpdrv pinned $pin/$prog dev $ifn overwrite &&
 		if [ -n '$target' ]; then
-			bpftool map update pinned ${pin}_maps/tx_port key 0 0 0 0 \
+			bpftool map update pinned ${pin}_maps/tx_port_mb key 0 0 0 0 \
 				value $((target & 255)) $(((target >> 8) & 255)) 0 0
 		fi"
 }
@@ -96,7 +98,7 @@ bench_xdp() { # ROW SIZE PROG TARGET NS IF
 	xdp_attach dut "$D0" "$prog" "$target"
 	for ((i = 0; i < RUNS; i++)); do
 		gen_start "$size"
-		v+=("$(rate_of "$ns" "$ifn" sink_ctr)")
+		v+=("$(rate_of "$ns" "$ifn" sink_ctr_mb)")
 		gen_stop
 	done
 	xdp_detach dut "$D0"
@@ -112,7 +114,7 @@ bench_ferry() { # ROW SIZE
 		tb_do dut port add p1 dev "$D1" >/dev/null
 		tb_do dut xconnect add p0 p1 >/dev/null
 		gen_start "$size"
-		v+=("$(rate_of sink "$S0" sink_ctr)")
+		v+=("$(rate_of sink "$S0" sink_ctr_mb)")
 		gen_stop
 		st=$(tb_ctlj dut stats)
 		echo "EXTRA ${row}_drops $(jq -c '[.data.ports[] | .totals.drop_reasons | with_entries(select(.value > 0))] | add' <<<"$st")"
@@ -123,12 +125,13 @@ bench_ferry() { # ROW SIZE
 }
 
 bench_testpmd() { # ROW SIZE
-	local row=$1 size=$2 v=() i log=$TB_RUN/testpmd.log pid ok
+	local row=$1 size=$2 v=() i log=$TB_RUN/testpmd.log pid ok big=()
+	((size <= 1514)) || big=(--max-pkt-len=$((size + 4)) --mbuf-size=$((size + 1024)))
 	for ((i = 0; i < RUNS; i++)); do
 		ip netns exec "$(tb_nsname dut)" "$TESTPMD" -l "0,$FWD_CPU" --main-lcore 0 --no-pci --no-huge -m 1024 \
 			--file-prefix "fjb$$" --vdev "net_af_xdp0,iface=$D0" --vdev "net_af_xdp1,iface=$D1" \
 			-- --forward-mode=io --nb-cores=1 --auto-start --total-num-mbufs=16384 \
-			--max-pkt-len=9018 --mbuf-size=10240 --stats-period 1 </dev/null >"$log" 2>&1 &
+			"${big[@]}" --stats-period 1 </dev/null >"$log" 2>&1 &
 		pid=$!
 		tb_track "$pid"
 		ok=0
@@ -144,7 +147,7 @@ bench_testpmd() { # ROW SIZE
 			return 1
 		fi
 		gen_start "$size"
-		v+=("$(rate_of sink "$S0" sink_ctr)")
+		v+=("$(rate_of sink "$S0" sink_ctr_mb)")
 		gen_stop
 		kill -INT "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
@@ -157,9 +160,10 @@ bench_testpmd() { # ROW SIZE
 gbps() { [[ -n ${MED[$1]:-} ]] && echo "scale=2; ${MED[$1]} * $2 * 8 / 1000000000" | bc -l || echo "-"; }
 
 # ---- part 1: frames ---------------------------------------------------------
+# Each part runs as a child process of its own (--inner): the testbed's
+# cleanup ends the process, and tells its own children by $$.
 IFS=, read -r -a sizes <<<"$SIZES"
-rows=$(mktemp)
-( # the testbed lives as long as this subshell: tb_cleanup exits
+if [[ $INNER == frames ]]; then
 	tb_init
 	tb_std3
 	for l in gen:$G0 dut:$D0 dut:$D1 sink:$S0; do
@@ -176,55 +180,63 @@ rows=$(mktemp)
 			bench_testpmd "testpmd_$size" "$size" || say "testpmd did not start with $size-byte frames"
 		fi
 	done
-) >"$rows" || say "frames part failed"
-while read -r row vals; do
-	if [[ $row == EXTRA ]]; then
-		EXTRA[${vals%% *}]=${vals#* }
-	else
-		# shellcheck disable=SC2086 # a list of values
-		record "$row" $vals
-	fi
-done <"$rows"
-rm -f "$rows"
+	exit 0
+fi
+rows=$(mktemp)
+if [[ -z $INNER ]]; then
+	inner_args=(--runs "$RUNS" --secs "$SECS" --sizes "$SIZES")
+	((DO_TESTPMD)) || inner_args+=(--no-testpmd)
+	"$0" "${inner_args[@]}" --inner frames >"$rows" || say "frames part failed"
+	while read -r row vals; do
+		if [[ $row == EXTRA ]]; then
+			EXTRA[${vals%% *}]=${vals#* }
+		else
+			# shellcheck disable=SC2086 # a list of values
+			record "$row" $vals
+		fi
+	done <"$rows"
+fi
 GEN_ENGINES=$(for s in "${sizes[@]}"; do printf '%s:%s ' "$s" "$( ((s <= 1514)) && echo live || echo xsk)"; done)
 
 # ---- part 2: TCP -----------------------------------------------------------
+iperf() { # one 1-stream run cli -> srv: Gbit/s x100
+	local out
+	ip netns exec "$(tb_nsname srv)" iperf3 -s -1 -B 10.88.0.2 >/dev/null 2>&1 &
+	tb_track $!
+	sleep 0.5
+	out=$(ip netns exec "$(tb_nsname cli)" iperf3 -c 10.88.0.2 -t "$SECS" -J)
+	wait $! || true
+	jq '.end.sum_received.bits_per_second / 1e9 * 100 | floor' <<<"$out"
+}
+if [[ $INNER == tcp-* ]]; then
+	mtu=${INNER#tcp-}
+	tb_init
+	tb_wire "$mtu"
+	v=()
+	for ((i = 0; i < RUNS; i++)); do v+=("$(iperf)"); done
+	echo "tcp_ferry_$mtu ${v[*]}"
+	tb_do dut shutdown >/dev/null
+	tb_wait_exit dut 10 || true
+	tb_exec dut ip link add br0 type bridge
+	tb_exec dut ip link set dev "$D0" master br0
+	tb_exec dut ip link set dev "$D1" master br0
+	tb_exec dut ip link set dev br0 mtu "$mtu" up
+	sleep 1
+	v=()
+	for ((i = 0; i < RUNS; i++)); do v+=("$(iperf)"); done
+	echo "tcp_bridge_$mtu ${v[*]}"
+	exit 0
+fi
 if ((DO_IPERF)) && command -v iperf3 >/dev/null; then
-	iperf() { # ROW: one 1-stream run cli -> srv, Gbit/s
-		local out
-		ip netns exec "$(tb_nsname srv)" iperf3 -s -1 -B 10.88.0.2 >/dev/null 2>&1 &
-		tb_track $!
-		sleep 0.5
-		out=$(ip netns exec "$(tb_nsname cli)" iperf3 -c 10.88.0.2 -t "$SECS" -J)
-		wait || true
-		jq '.end.sum_received.bits_per_second / 1e9 * 100 | floor' <<<"$out"
-	}
 	for mtu in 1500 9000; do
-		( # one testbed per MTU, cleaned up when the subshell ends
-			tb_init
-			tb_wire "$mtu"
-			v=()
-			for ((i = 0; i < RUNS; i++)); do v+=("$(iperf)"); done
-			echo "tcp_ferry_$mtu ${v[*]}"
-			tb_do dut shutdown >/dev/null
-			tb_wait_exit dut 10 || true
-			tb_exec dut ip link add br0 type bridge
-			tb_exec dut ip link set dev "$D0" master br0
-			tb_exec dut ip link set dev "$D1" master br0
-			tb_exec dut ip link set dev br0 mtu "$mtu" up
-			sleep 1
-			v=()
-			for ((i = 0; i < RUNS; i++)); do v+=("$(iperf)"); done
-			echo "tcp_bridge_$mtu ${v[*]}"
-		) >"/tmp/jbench-tcp-$$-$mtu" || say "TCP at MTU $mtu failed"
+		"$0" --runs "$RUNS" --secs "$SECS" --inner "tcp-$mtu" >"$rows" || say "TCP at MTU $mtu failed"
 		while read -r row vals; do
 			# shellcheck disable=SC2086 # a list of values
 			record "$row" $vals
-		done <"/tmp/jbench-tcp-$$-$mtu"
-		rm -f "/tmp/jbench-tcp-$$-$mtu"
+		done <"$rows"
 	done
 fi
-
+rm -f "$rows"
 echo
 echo "large frames through the xconnect: $(uname -r), veth (native XDP, copy mode), MTU 9000 on every link,"
 echo "need_wakeup on, busy-poll n/a (copy mode), forwarder on CPU $FWD_CPU, generator and sink on CPU 0,"
