@@ -38,7 +38,10 @@
 	X(tx_ring_full) /* egress TX ring had no room */                       \
 	X(app_drop)	/* the port's app is `drop` */                         \
 	X(port_down)	/* egress port's link is down or the port failed */    \
-	X(mtu_exceeded) /* frame longer than the egress port's MTU allows */
+	X(mtu_exceeded) /* frame longer than the egress port's MTU allows */   \
+	X(chain_bad)	/* multi-buffer frame with a bad descriptor: whole */  \
+	X(chain_too_long)    /* more descriptors than a frame may have */      \
+	X(chain_unsupported) /* multi-buffer frame, egress takes no chains */
 
 /* Per worker, written by the worker thread. */
 #define FERRY_WORKER_COUNTERS(X)                                               \
@@ -51,7 +54,8 @@
 	X(polls)                                                               \
 	X(fill_empty)                                                          \
 	X(frames_dup)                                                          \
-	X(copies) /* frames copied between a DPDK mbuf and the UMEM */
+	X(copies)     /* frames copied between a DPDK mbuf and the UMEM */     \
+	X(csum_fixed) /* partial TCP/UDP checksums completed (csum.h) */
 
 /*
  * Per port, written by the control thread when its once-a-second watch

@@ -201,6 +201,9 @@ static int xsk_start(struct ferry_gen *g)
 
 	if (!pq || !pq->xsk || !pq->w)
 		return -ENODEV;
+	/* A chain needs a socket bound with XDP_USE_SG. */
+	if (g->p.size > FERRY_FRAME_SIZE && !pq->xsk->multibuf)
+		return -EMSGSIZE;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -237,7 +240,19 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 		g->p.flows = 1;
 	ferry_gen_build_frame(&g->p, g->frame);
 
-	if (p->engine != FERRY_GEN_XSK) {
+	if (p->size > FERRY_GEN_LIVE_MAX_SIZE) {
+		if (p->engine == FERRY_GEN_LIVE) {
+			errno = EINVAL;
+			return fail(g, msg, len,
+				    "engine live sends frames up to %d bytes "
+				    "(its test-run page); use 'engine xsk' "
+				    "or 'engine auto'",
+				    FERRY_GEN_LIVE_MAX_SIZE);
+		}
+		log_info("gen: %u-byte frames: sending from the worker's "
+			 "AF_XDP TX ring (live frames hold at most %d bytes)",
+			 p->size, FERRY_GEN_LIVE_MAX_SIZE);
+	} else if (p->engine != FERRY_GEN_XSK) {
 		err = live_load(g);
 		if (err && p->engine == FERRY_GEN_LIVE) {
 			errno = -err;

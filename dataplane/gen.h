@@ -15,15 +15,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FERRY_GEN_MIN_SIZE   42	  /* Ethernet + IPv4 + UDP headers */
-#define FERRY_GEN_MAX_SIZE   1514 /* the test-run page holds no more */
-#define FERRY_GEN_SPORT_BASE 1024
-#define FERRY_GEN_DPORT	     9 /* discard */
+#define FERRY_GEN_MIN_SIZE 42 /* Ethernet + IPv4 + UDP headers */
+/* MTU 9000 plus the Ethernet header: sent as a multi-buffer chain. */
+#define FERRY_GEN_MAX_SIZE 9014
+/* What the live engine's test-run page holds; longer frames go out of the
+ * port's AF_XDP TX ring (engine auto), as chains of UMEM frames. */
+#define FERRY_GEN_LIVE_MAX_SIZE 1514
+#define FERRY_GEN_SPORT_BASE	1024
+#define FERRY_GEN_DPORT		9 /* discard */
 
 /*
- * live: BPF_PROG_RUN live frames (the kernel sends; fastest).
- * xsk:  the port's worker writes frames into its AF_XDP TX ring.
- * auto: live when the kernel has it, else xsk.
+ * live: BPF_PROG_RUN live frames (the kernel sends; fastest), frames up
+ *       to FERRY_GEN_LIVE_MAX_SIZE.
+ * xsk:  the port's worker writes frames into its AF_XDP TX ring; a frame
+ *       longer than one UMEM frame goes out as a multi-buffer chain.
+ * auto: live when the kernel has it and the frame fits, else xsk.
  */
 enum ferry_gen_engine {
 	FERRY_GEN_AUTO,

@@ -55,6 +55,7 @@ struct ferry_umem {
 	int reg_fd; /* socket that registered the UMEM (-1: none yet) */
 	struct ferry_xsk *parked; /* registering socket whose port is gone */
 	bool hugepages;
+	bool multibuf; /* registered by a socket bound with XDP_USE_SG */
 	int numa_node;
 	uint64_t sock_slots[FERRY_OWNER_MAX_SOCK /
 			    64]; /* bitmap of used slots */

@@ -6,6 +6,7 @@
  * refill fill rings in bulk. No allocation, lock or syscall per packet.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "log.h"
 #include "port_dpdk.h"
 #include "privs.h"
@@ -253,6 +255,192 @@ static inline void swap_macs(uint8_t *eth)
 	memcpy(eth + 6, tmp, 6);
 }
 
+_Static_assert(offsetof(struct xdp_desc, options) ==
+			       offsetof(struct xdp_desc, len) + 4 &&
+		       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "desc_len_opts reads len and options as one u64");
+
+/* A descriptor's len in the low half, its options in the high half. */
+static inline uint64_t desc_len_opts(const struct xdp_desc *d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d->len, sizeof(v));
+	return v;
+}
+
+/*
+ * Partial checksums (csum.h) of the complete frames of an RX burst, before
+ * they are forwarded. Out of line and called only for ports that need it:
+ * the burst loops stay as they were for the others. A chain that goes on
+ * past the burst is left for the pass that sees all of it.
+ */
+static __attribute__((noinline)) void csum_burst(struct ferry_worker *w,
+						 struct ferry_umem *u,
+						 const struct xsk_ring_cons *rx,
+						 uint32_t idx, uint32_t n)
+{
+	struct ferry_csum_seg seg[FERRY_MAX_FRAGS];
+	uint32_t i = 0, k, m, fixed = 0;
+
+	while (i < n) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(rx, idx + i);
+
+		if (likely(!(d->options & XDP_PKT_CONTD))) {
+			seg[0].data = ferry_umem_data(u, d->addr);
+			seg[0].len = d->len;
+			fixed +=
+				ferry_csum_complete(seg, 1) == FERRY_CSUM_FIXED;
+			i++;
+			continue;
+		}
+		m = ferry_rx_frame_descs(rx, idx, i, n);
+		if (!m)
+			break;
+		if (m > FERRY_MAX_FRAGS) { /* dropped by the forwarder */
+			i += m;
+			continue;
+		}
+		for (k = 0; k < m; k++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(rx, idx + i + k);
+
+			seg[k].data = ferry_umem_data(u, d->addr);
+			seg[k].len = d->len;
+		}
+		fixed += ferry_csum_complete(seg, m) == FERRY_CSUM_FIXED;
+		i += m;
+	}
+	if (fixed)
+		ferry_ctr_add(&w->c.csum_fixed, fixed);
+}
+
+/* What a burst did, when the slow path had a hand in it. */
+struct fwd_sums {
+	uint32_t i;	     /* RX descriptors consumed (the rest wait) */
+	uint32_t j;	     /* TX slots filled */
+	uint32_t frames;     /* frames received (chains count once) */
+	uint32_t fwd_frames; /* frames forwarded */
+	uint32_t long_frames;
+	uint64_t bytes;
+	uint64_t long_bytes;
+};
+
+static inline void fwd_put(struct ferry_umem *u, struct ferry_ret *ret,
+			   uint64_t addr)
+{
+	if (unlikely(ret))
+		ret_push_addr(ret, addr);
+	else
+		ferry_umem_put(u, addr);
+}
+
+/*
+ * The rest of a burst once a multi-buffer frame shows up in it (or a cut
+ * chain is being skipped): frame by frame, each frame all its descriptors
+ * or none. Out of line, so that the single-buffer loop of app_forward
+ * stays as it was but for one test of the options per descriptor.
+ */
+static __attribute__((noinline)) void
+forward_chains(struct ferry_pq *pq, struct ferry_pq *out, bool reflect,
+	       uint32_t idx_rx, uint32_t idx_tx, uint32_t n, uint32_t lim,
+	       struct fwd_sums *s)
+{
+	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
+	struct ferry_umem *u = x->umem;
+	struct ferry_ret *ret = pq->ret;
+	uint16_t tag = o->tx_tag;
+	uint32_t i = s->i, k, m;
+
+	/* The tail of a chain cut at FERRY_MAX_FRAGS in an earlier pass. */
+	while (unlikely(pq->rx_skip) && i < n) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i++);
+
+		s->long_bytes += d->len;
+		fwd_put(u, ret, d->addr);
+		if (!(d->options & XDP_PKT_CONTD)) {
+			pq->rx_skip = 0;
+			s->frames++;
+		}
+	}
+	while (i < n) {
+		uint64_t len = 0;
+		bool bad = false;
+
+		m = ferry_rx_frame_descs(&x->rx, idx_rx, i, n);
+		if (!m) {
+			/* The chain goes on past this burst. Short of the
+			 * limit it waits in the RX ring for the next pass;
+			 * at the limit it can never be sent: drop it now,
+			 * and its tail as it arrives. */
+			if (n - i < FERRY_MAX_FRAGS)
+				break;
+			for (; i < n; i++)
+				fwd_put(u, ret,
+					xsk_ring_cons__rx_desc(&x->rx,
+							       idx_rx + i)
+						->addr);
+			pq->rx_skip = 1;
+			ferry_ctr_add(&pq->c.drop.chain_too_long, 1);
+			break;
+		}
+		for (k = i; k < i + m; k++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&x->rx, idx_rx + k);
+
+			len += d->len;
+			/* Every piece of a chain inside its own UMEM frame. */
+			if (m > 1 &&
+			    (!d->len ||
+			     (d->addr & (FERRY_FRAME_SIZE - 1)) + d->len >
+				     FERRY_FRAME_SIZE))
+				bad = true;
+		}
+		s->frames++;
+		if (unlikely(bad || m > FERRY_MAX_FRAGS ||
+			     (m > 1 && !o->multibuf) || len > lim)) {
+			uint64_t *why = &pq->c.drop.mtu_exceeded;
+
+			if (bad)
+				why = &pq->c.drop.chain_bad;
+			else if (m > FERRY_MAX_FRAGS)
+				why = &pq->c.drop.chain_too_long;
+			else if (len <= lim)
+				why = &pq->c.drop.chain_unsupported;
+			else
+				s->long_frames++;
+			if (why != &pq->c.drop.mtu_exceeded)
+				ferry_ctr_add(why, 1);
+			for (k = i; k < i + m; k++)
+				fwd_put(u, ret,
+					xsk_ring_cons__rx_desc(&x->rx,
+							       idx_rx + k)
+						->addr);
+			s->long_bytes += len;
+			i += m;
+			continue;
+		}
+		for (k = i; k < i + m; k++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&x->rx, idx_rx + k);
+			struct xdp_desc *t =
+				xsk_ring_prod__tx_desc(&o->tx, idx_tx + s->j++);
+
+			if (reflect && k == i)
+				swap_macs(ferry_umem_data(u, d->addr));
+			t->addr = d->addr;
+			t->len = d->len;
+			t->options = d->options & XDP_PKT_CONTD;
+			u->owner[ferry_umem_frame_idx(d->addr)] = tag;
+		}
+		s->bytes += len;
+		s->fwd_frames++;
+		i += m;
+	}
+	s->i = i;
+}
+
 /* XCONNECT and REFLECT: descriptors move RX -> TX; packet data stays put. */
 static inline __attribute__((always_inline)) uint32_t
 app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
@@ -264,7 +452,7 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	 * the compiler would load them again for every frame. */
 	struct ferry_ret *ret = pq->ret;
 	uint16_t *owner = u->owner, tag = o->tx_tag;
-	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i, j;
+	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i = 0, j = 0;
 	uint32_t lim = out->max_frame ? out->max_frame : UINT32_MAX;
 	uint64_t bytes = 0, long_bytes = 0;
 
@@ -274,6 +462,14 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	 * (rx_ring_full) instead of into silent userspace drops. Each pass
 	 * that leaves frames waiting so is counted as tx_backpressure.
 	 */
+	/* peek re-reads the kernel's producer only once what it knows of is
+	 * used up: a chain's head waiting in the ring would be all it ever
+	 * saw of that chain. */
+	if (unlikely(pq->rx_wait)) {
+		pq->rx_wait = 0;
+		x->rx.cached_prod =
+			__atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE);
+	}
 	room = xsk_prod_nb_free(&o->tx, FERRY_BURST);
 	if (room > FERRY_BURST)
 		room = FERRY_BURST;
@@ -282,16 +478,27 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 		ferry_ctr_add(&pq->c.tx_backpressure, 1);
 	if (!n)
 		return 0;
+	if (unlikely(pq->csum_fix))
+		csum_burst(w, u, &x->rx, idx_rx, n);
 	/* Room for all n; slots left over by frames too long for the egress
 	 * (copy-mode TX does not check its MTU) are handed back below. */
 	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
+	if (unlikely(pq->rx_skip))
+		goto chains;
 	for (i = 0, j = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx_rx + i);
 		struct xdp_desc *t;
+		uint64_t lo = desc_len_opts(d);
+		uint32_t len = (uint32_t)lo;
 
-		if (unlikely(d->len > lim)) {
-			long_bytes += d->len;
+		/* len and options in one load, one compare: options other
+		 * than 0 (a chain) make it exceed any u32 limit, so the
+		 * single-buffer frame costs what it did before chains. */
+		if (unlikely(lo > lim)) {
+			if (lo >> 32)
+				goto chains;
+			long_bytes += len;
 			if (unlikely(ret))
 				ret_push_addr(ret, d->addr);
 			else
@@ -302,9 +509,9 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 		if (reflect)
 			swap_macs(ferry_umem_data(u, d->addr));
 		t->addr = d->addr;
-		t->len = d->len;
+		t->len = len;
 		t->options = 0;
-		bytes += d->len;
+		bytes += len;
 		owner[ferry_umem_frame_idx(d->addr)] = tag;
 	}
 	xsk_ring_cons__release(&x->rx, n);
@@ -326,6 +533,43 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	ferry_ctr_add(&out->c.tx_bytes, bytes);
 	ferry_ctr_add(&w->c.tx_packets, fit);
 	return n;
+
+chains:
+	/* Frames so far were single-buffer: i of them, j sent. */
+	{
+		struct fwd_sums sm = {
+			.i = i,
+			.j = j,
+			.frames = i,
+			.fwd_frames = j,
+			.long_frames = i - j,
+			.bytes = bytes,
+			.long_bytes = long_bytes,
+		};
+
+		forward_chains(pq, out, reflect, idx_rx, idx_tx, n, lim, &sm);
+		/* A chain that goes on past the burst waits for the next. */
+		if (sm.i < n) {
+			xsk_ring_cons__cancel(&x->rx, n - sm.i);
+			pq->rx_wait = 1;
+		}
+		if (sm.i)
+			xsk_ring_cons__release(&x->rx, sm.i);
+		if (sm.j < n)
+			o->tx.cached_prod -= n - sm.j;
+		if (sm.long_frames)
+			ferry_ctr_add(&pq->c.drop.mtu_exceeded, sm.long_frames);
+		ferry_ctr_add(&pq->c.rx_packets, sm.frames);
+		ferry_ctr_add(&pq->c.rx_bytes, sm.bytes + sm.long_bytes);
+		if (sm.j) {
+			out->tx_batch += sm.j;
+			ferry_worker_touch(w, out);
+			ferry_ctr_add(&out->c.tx_packets, sm.fwd_frames);
+			ferry_ctr_add(&out->c.tx_bytes, sm.bytes);
+			ferry_ctr_add(&w->c.tx_packets, sm.fwd_frames);
+		}
+		return sm.frames;
+	}
 }
 
 /* DROP, NONE, or no egress queue: count the frames and give them back. */
@@ -333,7 +577,7 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 				   uint64_t *reason)
 {
 	struct ferry_xsk *x = pq->xsk;
-	uint32_t n, idx, i;
+	uint32_t n, idx, i, frames = 0;
 	uint64_t bytes = 0;
 
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
@@ -344,14 +588,19 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 		return n;
 	}
 	/* Software RSS: the frames belong to the pool owner's UMEM. */
-	for (i = 0; i < n; i++)
-		bytes += xsk_ring_cons__rx_desc(&x->rx, idx + i)->len;
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&x->rx, idx + i);
+
+		bytes += d->len;
+		frames += !(d->options & XDP_PKT_CONTD);
+	}
 	ret_push(pq->ret, &x->rx, idx, n);
 	xsk_ring_cons__release(&x->rx, n);
-	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_packets, frames);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(reason, n);
-	return n;
+	ferry_ctr_add(reason, frames);
+	return frames;
 }
 
 uint64_t ferry_now_ns(void)
@@ -368,6 +617,57 @@ uint64_t ferry_now_ns(void)
 #define TXGEN_BURST 64
 
 /*
+ * The generator's frames longer than one UMEM frame: each a chain of segs
+ * descriptors, XDP_PKT_CONTD on all but the last, room reserved for whole
+ * frames only (never half a frame in the ring). Returns frames written.
+ */
+static __attribute__((noinline)) uint32_t txgen_chains(struct ferry_txgen *g,
+						       struct ferry_xsk *x,
+						       struct ferry_umem *u,
+						       uint32_t n)
+{
+	uint32_t segs = (g->size + FERRY_FRAME_SIZE - 1) / FERRY_FRAME_SIZE;
+	uint32_t room = xsk_prod_nb_free(&x->tx, n * segs) / segs, idx = 0;
+	uint32_t i, k;
+
+	if (n > room)
+		n = room;
+	if (n > u->n_free / segs)
+		n = u->n_free / segs;
+	if (!n)
+		return 0;
+	xsk_ring_prod__reserve(&x->tx, n * segs, &idx);
+	for (i = 0; i < n; i++) {
+		uint16_t sport = (uint16_t)(g->sport_base + g->flow);
+		uint32_t off = 0;
+
+		for (k = 0; k < segs; k++) {
+			uint64_t a = u->free[--u->n_free];
+			uint8_t *d = ferry_umem_data(u, a);
+			uint32_t len = g->size - off < FERRY_FRAME_SIZE
+					       ? g->size - off
+					       : FERRY_FRAME_SIZE;
+			struct xdp_desc *t =
+				xsk_ring_prod__tx_desc(&x->tx, idx++);
+
+			memcpy(d, g->frame + off, len);
+			if (!k) {
+				d[g->sport_off] = (uint8_t)(sport >> 8);
+				d[g->sport_off + 1] = (uint8_t)sport;
+			}
+			u->owner[ferry_umem_frame_idx(a)] = x->tx_tag;
+			t->addr = a;
+			t->len = len;
+			t->options = k + 1 < segs ? XDP_PKT_CONTD : 0;
+			off += len;
+		}
+		if (++g->flow >= g->flows)
+			g->flow = 0;
+	}
+	return n;
+}
+
+/*
  * The AF_XDP TX generator: frames from the pool, the template written into
  * each (generating is the one place data is written), one TX batch a pass.
  */
@@ -376,7 +676,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_txgen *g = pq->txgen;
 	struct ferry_xsk *x = pq->xsk;
 	struct ferry_umem *u = w->umem;
-	uint32_t n = TXGEN_BURST, idx = 0, i;
+	uint32_t n = TXGEN_BURST, idx = 0, i, descs;
 	uint64_t now = 0;
 
 	if (g->count && g->sent >= g->count)
@@ -414,12 +714,23 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		if (due < n)
 			n = (uint32_t)due;
 	}
+	if (unlikely(g->size > FERRY_FRAME_SIZE)) {
+		uint32_t segs =
+			(g->size + FERRY_FRAME_SIZE - 1) / FERRY_FRAME_SIZE;
+
+		n = txgen_chains(g, x, u, n);
+		if (!n)
+			return 0;
+		descs = n * segs;
+		goto sent;
+	}
 	if (xsk_prod_nb_free(&x->tx, n) < n)
 		n = xsk_prod_nb_free(&x->tx, n);
 	if (n > u->n_free)
 		n = u->n_free;
 	if (!n)
 		return 0;
+	descs = n;
 	xsk_ring_prod__reserve(&x->tx, n, &idx);
 	for (i = 0; i < n; i++) {
 		uint64_t a = u->free[--u->n_free];
@@ -437,12 +748,13 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		t->len = g->size;
 		t->options = 0;
 	}
+sent:
 	if (g->interval_ns) {
 		g->next_ns += n * g->interval_ns;
 		g->pace_ns += n * (g->interval_ns / 2 ? g->interval_ns / 2 : 1);
 	}
 	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
-	pq->tx_batch += n;
+	pq->tx_batch += descs;
 	ferry_worker_touch(w, pq);
 	ferry_ctr_add(&pq->c.tx_packets, n);
 	ferry_ctr_add(&pq->c.tx_bytes, (uint64_t)n * g->size);

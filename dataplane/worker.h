@@ -33,6 +33,18 @@
 #define FERRY_MAX_WQ	  32	/* sockets one worker serves */
 #define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
 
+/*
+ * Multi-buffer frames (XDP_USE_SG sockets): a frame longer than one UMEM
+ * frame is a chain of descriptors, each but the last with XDP_PKT_CONTD in
+ * its options. A chain has at most FERRY_MAX_FRAGS descriptors: the
+ * kernel's MAX_SKB_FRAGS (17) plus the head, what copy-mode TX can build
+ * into one skb, and more than a 9000-byte frame needs (6).
+ */
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#define FERRY_MAX_FRAGS 18
+
 /* What a port does with what it receives: an X-macro, like every list. */
 #define FERRY_APPS(X)                                                          \
 	X(NONE, "none")                                                        \
@@ -68,7 +80,7 @@ struct ferry_txgen {
 	uint32_t size;
 	uint16_t sport_base;
 	uint16_t sport_off;  /* byte offset of the UDP source port */
-	uint8_t frame[1536]; /* template */
+	uint8_t frame[9216]; /* template: up to MTU 9000 and more */
 };
 
 /*
@@ -109,6 +121,14 @@ struct ferry_pq {
 	 * down or its port failed: frames bound here are dropped as
 	 * port_down instead of filling a TX ring the kernel won't drain. */
 	uint8_t down;
+	/* A chain cut at FERRY_MAX_FRAGS: its remaining descriptors, up to
+	 * the one without XDP_PKT_CONTD, are dropped as they arrive. */
+	uint8_t rx_skip;
+	/* A chain's head waits in the RX ring for the rest of it. */
+	uint8_t rx_wait;
+	/* Complete partial TCP/UDP checksums of frames forwarded from here
+	 * (the port's driver hands them over: veth), see csum.h. */
+	uint8_t csum_fix;
 	uint32_t tx_batch;     /* descriptors reserved this batch */
 	uint32_t max_frame;    /* longest frame the link takes; 0: no limit */
 	struct ferry_ret *ret; /* foreign: frames go back here */
@@ -231,18 +251,38 @@ static inline void ferry_worker_rx_drop(struct ferry_worker *w,
 {
 	struct xsk_ring_cons *rx = &pq->xsk->rx;
 	uint64_t bytes = 0;
-	uint32_t i;
+	uint32_t i, frames = 0;
 
+	/* A frame is counted at its last descriptor: a chain cut by the end
+	 * of the burst is counted once, in the pass that sees its end. */
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(rx, idx + i);
 
 		bytes += d->len;
+		frames += !(d->options & XDP_PKT_CONTD);
 		ferry_umem_put(w->umem, d->addr);
 	}
 	xsk_ring_cons__release(rx, n);
-	ferry_ctr_add(&pq->c.rx_packets, n);
+	ferry_ctr_add(&pq->c.rx_packets, frames);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(reason, n);
+	ferry_ctr_add(reason, frames);
+}
+
+/*
+ * Descriptors in the frame that starts at idx + i of an RX burst of n:
+ * 1 for a single-buffer frame, 0 when the chain goes on past the burst.
+ */
+static inline uint32_t ferry_rx_frame_descs(const struct xsk_ring_cons *rx,
+					    uint32_t idx, uint32_t i,
+					    uint32_t n)
+{
+	uint32_t k;
+
+	for (k = i; k < n; k++)
+		if (!(xsk_ring_cons__rx_desc(rx, idx + k)->options &
+		      XDP_PKT_CONTD))
+			return k - i + 1;
+	return 0;
 }
 
 /* CLOCK_MONOTONIC in nanoseconds: the generator's schedule, drains, rates. */

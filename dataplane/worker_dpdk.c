@@ -189,8 +189,9 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct rte_mbuf *m[FERRY_DPDK_BURST];
 	struct ferry_xsk *x = pq->xsk;
-	uint32_t n, idx, i;
-	uint64_t bytes = 0;
+	uint32_t n, idx, i, k, frames = 0;
+	uint64_t bytes = 0, rx_bytes = 0;
+	bool chain = pq->rx_skip; /* inside a chain the last burst began */
 
 	n = xsk_ring_cons__peek(&x->rx, FERRY_DPDK_BURST, &idx);
 	if (!n)
@@ -200,23 +201,40 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 		ferry_worker_rx_drop(w, pq, idx, n, &pq->c.drop.tx_ring_full);
 		return n;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0, k = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx + i);
 
-		memcpy(rte_pktmbuf_mtod(m[i], void *),
+		/* A multi-buffer frame is not copied into a chain of mbufs:
+		 * refused whole, counted at its last descriptor. */
+		if (unlikely(d->options & XDP_PKT_CONTD) || unlikely(chain)) {
+			chain = !!(d->options & XDP_PKT_CONTD);
+			if (!chain) {
+				frames++;
+				ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
+			}
+			rx_bytes += d->len;
+			ferry_umem_put(w->umem, d->addr);
+			continue;
+		}
+		memcpy(rte_pktmbuf_mtod(m[k], void *),
 		       ferry_umem_data(w->umem, d->addr), d->len);
-		rte_pktmbuf_data_len(m[i]) = (uint16_t)d->len;
-		rte_pktmbuf_pkt_len(m[i]) = d->len;
+		rte_pktmbuf_data_len(m[k]) = (uint16_t)d->len;
+		rte_pktmbuf_pkt_len(m[k]) = d->len;
 		bytes += d->len;
+		k++;
 		ferry_umem_put(w->umem, d->addr);
 	}
+	pq->rx_skip = chain;
 	xsk_ring_cons__release(&x->rx, n);
-	ferry_ctr_add(&pq->c.rx_packets, n);
-	ferry_ctr_add(&pq->c.rx_bytes, bytes);
-	ferry_ctr_add(&w->c.copies, n);
-	dq_send(w, pq, out, m, (uint16_t)n, bytes);
-	return n;
+	ferry_ctr_add(&pq->c.rx_packets, k + frames);
+	ferry_ctr_add(&pq->c.rx_bytes, bytes + rx_bytes);
+	ferry_ctr_add(&w->c.copies, k);
+	if (k < n)
+		rte_pktmbuf_free_bulk(m + k, n - k);
+	if (k)
+		dq_send(w, pq, out, m, (uint16_t)k, bytes);
+	return k + frames;
 }
 
 /* ------------------------------------------------------- control side */

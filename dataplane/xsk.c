@@ -21,6 +21,10 @@
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9
 #endif
+/* Multi-buffer (Linux 6.6); Debian 12's headers predate it. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
 
 enum { MAP_RX, MAP_TX, MAP_FQ, MAP_CQ };
 
@@ -192,6 +196,33 @@ err_sock:
 	return err;
 }
 
+/*
+ * Multi-buffer first: frames longer than one UMEM frame arrive as chains
+ * of descriptors (XDP_PKT_CONTD) instead of being dropped by the kernel.
+ * Copy mode supports it on every driver; in zero-copy only drivers with
+ * multi-buffer ZC do (drivers-cfg/profiles.c), the others refuse the bind
+ * (EOPNOTSUPP), and the socket is bound without: single frames only.
+ * Sockets sharing the UMEM inherit the choice (the kernel refuses the
+ * flag on them).
+ */
+static int try_bind_sg(struct ferry_xsk *x, const struct ferry_xsk_params *p,
+		       uint16_t flags)
+{
+	int err = try_bind(x, p, true, flags | XDP_USE_SG);
+
+	if (err == -EOPNOTSUPP || err == -EINVAL) {
+		int e2 = try_bind(x, p, true, flags);
+
+		if (e2)
+			return err;
+		x->umem->multibuf = false;
+		return 0;
+	}
+	if (!err)
+		x->umem->multibuf = true;
+	return err;
+}
+
 static bool socket_is_zc(int fd)
 {
 	struct xdp_options opts = {0};
@@ -217,10 +248,10 @@ static int bind_socket(struct ferry_xsk *x, const struct ferry_xsk_params *p)
 		return try_bind(x, p, false, 0);
 	}
 	if (p->mode == FERRY_XSK_COPY)
-		return try_bind(x, p, true, XDP_COPY | wake);
-	err = try_bind(x, p, true, XDP_ZEROCOPY | wake);
+		return try_bind_sg(x, p, XDP_COPY | wake);
+	err = try_bind_sg(x, p, XDP_ZEROCOPY | wake);
 	if (err && p->mode == FERRY_XSK_AUTO)
-		err = try_bind(x, p, true, XDP_COPY | wake);
+		err = try_bind_sg(x, p, XDP_COPY | wake);
 	/* The kernel says EINVAL or EOPNOTSUPP for "no zero-copy here". */
 	if (err == -EINVAL && p->mode == FERRY_XSK_ZC)
 		err = -EOPNOTSUPP;
@@ -290,6 +321,7 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 		x->registers_umem = true;
 	}
 	x->zerocopy = socket_is_zc(x->fd);
+	x->multibuf = u->multibuf;
 	if (p->busy_poll) {
 		err = set_busy_poll(x->fd);
 		if (err)

@@ -60,6 +60,7 @@ struct ferry_xsk {
 	uint32_t queue;
 	uint32_t ring_size;
 	bool zerocopy;
+	bool multibuf; /* bound with XDP_USE_SG: takes descriptor chains */
 	bool need_wakeup;
 	bool tx_budget_set; /* the kernel took our TX budget per kick */
 	bool busy_poll;	    /* worker polls the NAPI itself (recvfrom) */

@@ -16,6 +16,10 @@ struct ferry_driver_profile {
 	const char *driver; /* ETHTOOL_GDRVINFO driver name */
 	bool native_xdp;    /* XDP in the driver (not generic/skb mode) */
 	bool zerocopy;	    /* AF_XDP zero-copy */
+	/* Multi-buffer frames (XDP_USE_SG) in zero-copy: the driver sets
+	 * xdp_zc_max_segs above 1 (Linux 6.6: ice, i40e). Copy mode takes
+	 * them on every driver; elsewhere a ZC socket binds without. */
+	bool zc_multibuf;
 	/*
 	 * need_wakeup: a zero-copy driver sets the fill-ring flag only when
 	 * it ran dry; in copy mode the kernel never sets it on the fill ring

@@ -75,6 +75,7 @@ static inline void fake_xsk_init(struct fake_xsk *s, struct ferry_umem *u,
 	s->x.fill_tag = FERRY_OWNER_FILL(slot);
 	s->x.tx_tag = FERRY_OWNER_TX(slot);
 	s->x.ring_size = FAKE_RING;
+	s->x.multibuf = true; /* bound with XDP_USE_SG */
 	/* Copy mode: the kernel always wants a TX kick. */
 	s->tx.flags = XDP_RING_NEED_WAKEUP;
 }
@@ -92,8 +93,39 @@ static inline uint32_t fake_kernel_rx(struct fake_xsk *s, uint32_t n,
 
 		d->addr = a + FAKE_HEADROOM;
 		d->len = len;
+		d->options = 0;
 		/* A recognisable payload: the chunk's own address. */
 		memcpy(s->x.umem->area + d->addr, &a, sizeof(a));
+	}
+	return i;
+}
+
+/*
+ * Kernel side: one multi-buffer frame of len bytes arrives as a chain of
+ * descriptors of at most seg bytes each, XDP_PKT_CONTD on all but the last.
+ * Byte k of the frame is (uint8_t)(k * 7 + 3). Returns the descriptors
+ * written (fewer than needed when the fill ring runs out: the chain is
+ * then cut, as no kernel would leave it, for the tests of that case).
+ */
+static inline uint32_t fake_kernel_rx_chain(struct fake_xsk *s, uint32_t len,
+					    uint32_t seg)
+{
+	uint32_t done = 0, i = 0;
+
+	while (done < len && s->fq.consumer != s->fq.producer) {
+		uint64_t a = s->fq.addr[s->fq.consumer++ & (FAKE_RING - 1)];
+		struct xdp_desc *d =
+			&s->rx.desc[s->rx.producer++ & (FAKE_RING - 1)];
+		uint32_t k, n = len - done < seg ? len - done : seg;
+
+		d->addr = a + FAKE_HEADROOM;
+		d->len = n;
+		d->options = done + n < len ? XDP_PKT_CONTD : 0;
+		for (k = 0; k < n; k++)
+			s->x.umem->area[d->addr + k] =
+				(uint8_t)((done + k) * 7 + 3);
+		done += n;
+		i++;
 	}
 	return i;
 }

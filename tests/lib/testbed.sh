@@ -727,3 +727,67 @@ tb_unit_syscalls() {
 		tb__syscall_expand "$w"
 	done | sort -u
 }
+
+# ---- a wire: cli -- dut (xconnect both ways) -- srv ----
+
+# tb_wire [MTU]: namespaces cli, dut, srv; veths c0<->d0 and d1<->s0, every
+# link at MTU (1500 by default); cli 10.88.0.1/24 and fd88::1/64 on c0, srv
+# 10.88.0.2/24 and fd88::2/64 on s0, each knowing the other's MAC (static
+# neighbours: nothing depends on ARP/NDP crossing the dut); ferryd "dut"
+# with ports p0 (D0) and p1 (D1) cross-connected both ways. Leaves TX
+# checksum offload as veth has it (on). Sets C0 D0 D1 S0.
+tb_wire() {
+	local mtu=${1:-1500} ns
+	tb_ns cli
+	tb_ns dut
+	tb_ns srv
+	tb_veth cli c0 dut d0
+	tb_veth dut d1 srv s0
+	C0=$(tb_ifname c0)
+	D0=$(tb_ifname d0)
+	D1=$(tb_ifname d1)
+	S0=$(tb_ifname s0)
+	export C0 D0 D1 S0
+	for ns in cli srv; do
+		ip netns exec "$(tb_nsname $ns)" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+			net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 >/dev/null
+	done
+	ip -n "$(tb_nsname cli)" link set dev "$C0" mtu "$mtu"
+	ip -n "$(tb_nsname dut)" link set dev "$D0" mtu "$mtu"
+	ip -n "$(tb_nsname dut)" link set dev "$D1" mtu "$mtu"
+	ip -n "$(tb_nsname srv)" link set dev "$S0" mtu "$mtu"
+	ip netns exec "$(tb_nsname cli)" sysctl -qw "net.ipv6.conf.$C0.disable_ipv6=0" "net.ipv6.conf.$C0.accept_dad=0"
+	ip netns exec "$(tb_nsname srv)" sysctl -qw "net.ipv6.conf.$S0.disable_ipv6=0" "net.ipv6.conf.$S0.accept_dad=0"
+	ip -n "$(tb_nsname cli)" addr add 10.88.0.1/24 dev "$C0"
+	ip -n "$(tb_nsname cli)" addr add fd88::1/64 dev "$C0" nodad
+	ip -n "$(tb_nsname srv)" addr add 10.88.0.2/24 dev "$S0"
+	ip -n "$(tb_nsname srv)" addr add fd88::2/64 dev "$S0" nodad
+	ip -n "$(tb_nsname cli)" neigh add 10.88.0.2 lladdr "$(tb_mac srv s0)" dev "$C0" nud permanent
+	ip -n "$(tb_nsname cli)" neigh add fd88::2 lladdr "$(tb_mac srv s0)" dev "$C0" nud permanent
+	ip -n "$(tb_nsname srv)" neigh add 10.88.0.1 lladdr "$(tb_mac cli c0)" dev "$S0" nud permanent
+	ip -n "$(tb_nsname srv)" neigh add fd88::1 lladdr "$(tb_mac cli c0)" dev "$S0" nud permanent
+	tb_ferryd dut dut || return 1
+	tb_do dut workers 1 >/dev/null &&
+		tb_do dut port add p0 dev "$D0" >/dev/null &&
+		tb_do dut port add p1 dev "$D1" >/dev/null &&
+		tb_do dut xconnect add p0 p1 >/dev/null &&
+		tb_do dut xconnect add p1 p0 >/dev/null
+}
+
+# tb_wire_tcpx ADDR PORT BYTES MSG: a byte-exact TCP transfer cli -> srv
+# (ADDR is the server's, [v6] in brackets); fails unless both ends verified
+# every byte.
+tb_wire_tcpx() {
+	local addr=$1 port=$2 bytes=$3 msg=$4 out cli rc=0
+	out=$TB_RUN/tcpx-$port.json
+	tb_tcpx_server srv "$addr:$port" "$out" || return 1
+	cli=$(ip netns exec "$(tb_nsname cli)" timeout 60 "$TCPX" client -d "$addr:$port" -n "$bytes" -m "$msg") || rc=$?
+	wait "$TB_TCPX_PID" || rc=$?
+	echo "    client: $cli"
+	echo "    server: $(cat "$out")"
+	assert_eq "tcpx to $addr:$port: exit codes" 0 "$rc"
+	assert_json .bytes "$bytes" "$cli"
+	assert_json .ok true "$(cat "$out")"
+	assert_json .bytes "$bytes" "$(cat "$out")"
+}

@@ -279,6 +279,233 @@ static void test_reclaim_by_tag(void **state)
 	assert_int_equal(ferry_umem_count(r->u, r->b.x.fill_tag), RING);
 }
 
+/* The TX ring of s from index first: is it the frame fake_kernel_rx_chain
+ * made, of len bytes, as n descriptors in order? */
+static void assert_tx_chain(struct rig *r, struct fake_xsk *s, uint32_t first,
+			    uint32_t n, uint32_t len)
+{
+	uint32_t i, k, off = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *t =
+			&s->tx.desc[(first + i) & (RING - 1)];
+
+		assert_int_equal(t->options, i + 1 < n ? XDP_PKT_CONTD : 0);
+		for (k = 0; k < t->len; k++)
+			assert_int_equal(r->u->area[t->addr + k],
+					 (uint8_t)((off + k) * 7 + 3));
+		off += t->len;
+	}
+	assert_int_equal(off, len);
+}
+
+static void test_chain_forwarded_whole(void **state)
+{
+	struct rig *r = *state;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	ferry_worker_poll_once(r->w);
+	/* Short, 9000 bytes in 6 pieces, short, 3000 in 2. */
+	fake_kernel_rx(&r->a, 1, 60);
+	assert_int_equal(fake_kernel_rx_chain(&r->a, 9000, 1792), 6);
+	fake_kernel_rx(&r->a, 1, 60);
+	assert_int_equal(fake_kernel_rx_chain(&r->a, 3000, 1792), 2);
+	assert_int_equal(ferry_worker_poll_once(r->w), 4);
+	/* Frames, not descriptors; bytes of whole frames. */
+	assert_int_equal(r->pa.c.rx_packets, 4);
+	assert_int_equal(r->pa.c.rx_bytes, 60 + 9000 + 60 + 3000);
+	assert_int_equal(r->pb.c.tx_packets, 4);
+	assert_int_equal(r->pb.c.tx_bytes, 60 + 9000 + 60 + 3000);
+	assert_int_equal(r->b.tx.producer, 10);
+	assert_int_equal(r->b.tx.desc[0].len, 60);
+	assert_tx_chain(r, &r->b, 1, 6, 9000);
+	assert_int_equal(r->b.tx.desc[7].len, 60);
+	assert_tx_chain(r, &r->b, 8, 2, 3000);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+	assert_int_equal(ferry_umem_count(r->u, FERRY_OWNER_APP), 0);
+}
+
+static void test_chain_waits_for_room(void **state)
+{
+	struct rig *r = *state;
+	uint32_t i;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	ferry_worker_poll_once(r->w);
+	/* TX ring of b full, then room for 4 descriptors only. */
+	for (i = 0; i < RING; i++) {
+		fake_kernel_rx(&r->a, 1, 60);
+		ferry_worker_poll_once(r->w);
+	}
+	assert_int_equal(r->b.tx.producer, RING);
+	fake_kernel_tx(&r->b, 4);
+	ferry_worker_poll_once(r->w);
+	/* A 6-piece frame does not fit: none of it goes, nothing is lost. */
+	assert_int_equal(fake_kernel_rx_chain(&r->a, 9000, 1792), 6);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, RING);
+	assert_int_equal(r->a.rx.producer - r->a.rx.consumer, 6);
+	assert_int_equal(r->pb.c.tx_packets, RING);
+	/* Room again: the whole frame goes, in order. */
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, RING + 6);
+	assert_tx_chain(r, &r->b, RING, 6, 9000);
+	assert_int_equal(r->pa.c.rx_packets, RING + 1);
+	assert_int_equal(r->pb.c.tx_packets, RING + 1);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+static void test_chain_mtu_and_bad(void **state)
+{
+	struct rig *r = *state;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	r->pb.max_frame = 1518;
+	ferry_worker_poll_once(r->w);
+	/* 9000 towards MTU 1500: mtu_exceeded, once, nothing sent. */
+	fake_kernel_rx_chain(&r->a, 9000, 1792);
+	fake_kernel_rx(&r->a, 1, 60);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.mtu_exceeded, 1);
+	assert_int_equal(r->pa.c.rx_packets, 2);
+	assert_int_equal(r->pb.c.tx_packets, 1);
+	assert_int_equal(r->b.tx.producer, 1);
+	/* A 1600-byte chain to a 1518 limit is too long; 1400 is not. */
+	fake_kernel_rx_chain(&r->a, 1400, 1000);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 3);
+	assert_int_equal(r->pa.c.drop.mtu_exceeded, 1);
+	/* A piece of a chain past the end of its UMEM frame: chain_bad. */
+	r->pb.max_frame = 0;
+	fake_kernel_rx_chain(&r->a, 3000, 1792);
+	r->a.rx.desc[(r->a.rx.producer - 1) & (RING - 1)].len = 1900;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.chain_bad, 1);
+	assert_int_equal(r->b.tx.producer, 3);
+	/* An egress without XDP_USE_SG takes no chains. */
+	r->b.x.multibuf = false;
+	fake_kernel_rx_chain(&r->a, 3000, 1792);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.chain_unsupported, 1);
+	assert_int_equal(r->pa.c.rx_packets, 5);
+	assert_int_equal(r->pa.c.rx_bytes,
+			 9000 + 60 + 1400 + 1792 + 1900 + 3000);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+static void test_chain_too_long(void **state)
+{
+	struct rig *r = *state;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	ferry_worker_poll_once(r->w);
+	/* 20 pieces of 100 bytes: more than a frame may have. Its pieces
+	 * in two bursts: cut at the limit, the tail dropped as it comes. */
+	assert_int_equal(fake_kernel_rx_chain(&r->a, 2000, 100), 20);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.chain_too_long, 1);
+	assert_int_equal(r->pa.c.rx_packets, 1);
+	assert_int_equal(r->b.tx.producer, 0);
+	/* A chain still arriving waits: its first 3 pieces, then the rest. */
+	fake_kernel_rx(&r->a, 1, 60);
+	assert_int_equal(fake_kernel_rx_chain(&r->a, 300, 100), 3);
+	r->a.rx.desc[(r->a.rx.producer - 1) & (RING - 1)].options =
+		XDP_PKT_CONTD;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 1);
+	assert_int_equal(r->a.rx.producer - r->a.rx.consumer, 3);
+	fake_kernel_rx(&r->a, 1, 60); /* the chain's end, as it were */
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 5);
+	assert_int_equal(r->b.tx.desc[4].options, 0);
+	assert_int_equal(r->pb.c.tx_packets, 2);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+static void test_chain_drop_counts_frames(void **state)
+{
+	struct rig *r = *state;
+
+	r->pa.app = FERRY_APP_DROP;
+	ferry_worker_poll_once(r->w);
+	fake_kernel_rx_chain(&r->a, 9000, 1792);
+	fake_kernel_rx(&r->a, 2, 60);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.rx_packets, 3);
+	assert_int_equal(r->pa.c.drop.app_drop, 3);
+	assert_int_equal(r->pa.c.rx_bytes, 9120);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+static void test_chain_reflect(void **state)
+{
+	struct rig *r = *state;
+
+	r->pa.app = FERRY_APP_REFLECT;
+	r->pa.out = &r->pa;
+	ferry_worker_poll_once(r->w);
+	fake_kernel_rx_chain(&r->a, 4000, 1792);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->a.tx.producer, 3);
+	assert_int_equal(r->pa.c.tx_packets, 1);
+	/* MACs swapped in the head only; the rest as it came. */
+	assert_int_equal(r->u->area[r->a.tx.desc[0].addr],
+			 (uint8_t)(6 * 7 + 3));
+	assert_int_equal(r->a.tx.desc[0].options, XDP_PKT_CONTD);
+	assert_int_equal(r->a.tx.desc[2].options, 0);
+}
+
+static void test_txgen_chains(void **state)
+{
+	struct rig *r = *state;
+	static struct ferry_txgen g;
+	uint32_t i, k;
+
+	memset(&g, 0, sizeof(g));
+	g.count = 3;
+	g.flows = 2;
+	g.size = 5000; /* three UMEM frames: 2048 + 2048 + 904 */
+	g.sport_base = 1024;
+	g.sport_off = 34;
+	for (i = 0; i < g.size; i++)
+		g.frame[i] = (uint8_t)(i * 7 + 3);
+	r->pa.txgen = &g;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->a.tx.producer, 9);
+	assert_int_equal(r->pa.c.tx_packets, 3);
+	assert_int_equal(r->pa.c.tx_bytes, 15000);
+	for (i = 0; i < 3; i++) {
+		const struct xdp_desc *t = &r->a.tx.desc[i * 3];
+
+		for (k = 0; k < 3; k++)
+			assert_int_equal(t[k].options,
+					 k < 2 ? XDP_PKT_CONTD : 0);
+		assert_int_equal(t[0].len + t[1].len + t[2].len, 5000);
+		/* The flow's source port in the head, the rest as made. */
+		assert_int_equal(r->u->area[t[0].addr + 35],
+				 (uint8_t)(1024 + i % 2));
+		assert_int_equal(r->u->area[t[2].addr + 903],
+				 (uint8_t)(4999 * 7 + 3));
+	}
+	fake_kernel_tx(&r->a, RING);
+	r->pa.txgen = NULL;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
 static void test_counter_names(void **state)
 {
 	static const char *const q[] = {
@@ -335,6 +562,20 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reflect_swaps_macs,
 						rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_reclaim_by_tag, rig_setup,
+						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_forwarded_whole,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_waits_for_room,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_mtu_and_bad,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_too_long, rig_setup,
+						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_drop_counts_frames,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_chain_reflect, rig_setup,
+						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_txgen_chains, rig_setup,
 						rig_teardown),
 		cmocka_unit_test(test_counter_names),
 	};
