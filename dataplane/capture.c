@@ -4,8 +4,13 @@
  * the writer thread (see capture.h for the threads and the worker's side).
  *
  * Ring: one per producer, single producer (a worker) and single consumer
- * (the writer), fixed-size slots, a power-of-two count of them, free-running
- * 32-bit head and tail. The producer owns head and its cached copy of tail,
+ * (the writer), a power-of-two number of bytes holding variable-size
+ * records (a 32-byte header, then the captured bytes, rounded up to 64 so
+ * each record starts a cache line), free-running 32-bit byte offsets for
+ * head and tail. A record never wraps: when it does not fit before the
+ * end, the producer writes a wrap marker there and starts at offset 0.
+ * Variable size, because a 64-byte frame in a slot sized for a 9000-byte
+ * snaplen would waste 99% of the ring. The producer owns head and its cached copy of tail,
  * the consumer owns tail and its cached copy of head; each pair sits on its
  * own cache line so the two sides share a line only when one of them must
  * look at the other's index (when its cached copy says full or empty).
@@ -30,7 +35,7 @@
 #include "log.h"
 #include "pcapng.h"
 
-/* A slot: this header, then the bytes; sized to a multiple of 64. */
+/* A record: this header, then the bytes; its size a multiple of 64. */
 struct cap_slot {
 	uint64_t ts_ns; /* CLOCK_MONOTONIC */
 	uint32_t orig_len;
@@ -44,12 +49,20 @@ struct cap_slot {
 };
 _Static_assert(sizeof(struct cap_slot) == 32, "slot header is 32 bytes");
 
+/* cap_len of the marker that sends the reader back to offset 0. */
+#define CAP_WRAP UINT32_MAX
+
+static inline uint32_t rec_size(uint32_t cap_len)
+{
+	return (uint32_t)(sizeof(struct cap_slot) + cap_len + 63) & ~63u;
+}
+
 struct cap_ring {
 	/* read-only after create, read by both sides */
 	_Alignas(64) uint8_t *slots;
 	struct ferry_capture *cap;
-	uint32_t mask;
-	uint32_t slot_size;
+	uint32_t mask; /* ring bytes - 1 */
+	uint32_t size; /* ring bytes */
 	/* producer: the worker */
 	_Alignas(64) uint32_t head;
 	uint32_t cached_tail;
@@ -74,11 +87,11 @@ struct ferry_capture_tap {
 };
 
 #define CAP_FLUSH_MS_DEF 100
-#define CAP_IDLE_NS	 1000000    /* writer's nap when every ring is empty */
-#define CAP_RING_BYTES	 (4u << 20) /* default ring size per producer */
-#define CAP_RING_MIN	 64
-#define CAP_RING_MAX	 4096
-#define CAP_WRITE_BATCH	 64
+#define CAP_IDLE_NS	 1000000 /* writer's nap when every ring is empty */
+/* Per producer: 4 MiB hold ~32k 64-byte frames or ~400 of 9000 bytes. */
+#define CAP_RING_BYTES	(4u << 20)
+#define CAP_RING_MIN	4096u
+#define CAP_WRITE_BATCH 64
 /* Burst the rate cap lets through at once: 50 ms worth, at least one. */
 #define CAP_RATE_BURST_DIV 20
 
@@ -110,6 +123,12 @@ struct ferry_capture {
 	int stop_err;
 	int stop;  /* control -> writer */
 	int state; /* writer -> control: 0, 1 done, -errno */
+	/* writer only: the last comment made, reused while (queue, verdict)
+	 * repeat, as they do within a burst: snprintf per frame was half
+	 * the writer's instructions. */
+	bool comment_valid;
+	uint32_t comment_key;
+	char comment[96];
 	char name[FERRY_CAP_NAME_MAX];
 };
 
@@ -181,29 +200,34 @@ static bool rate_allow(struct ferry_capture *c, uint64_t now)
 	return true;
 }
 
-static inline __attribute__((always_inline)) bool
-frame_capture(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
-	      uint16_t verdict, const struct ferry_cap_seg *seg, unsigned n_seg,
-	      uint32_t total, uint32_t wire_len)
+/*
+ * A matched frame: limits, then the copy. Out of line, so that the common
+ * case (no match) runs through a small function that only filters.
+ */
+static __attribute__((noinline)) bool
+frame_copy(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
+	   uint16_t verdict, const struct ferry_cap_seg *seg, unsigned n_seg,
+	   uint32_t total, uint32_t wire_len)
 {
 	struct cap_ring *r = t->ring;
 	struct ferry_capture *c = r->cap;
-	uint32_t caplen, off, head, i;
+	uint32_t caplen, off, head, pos, rec, contig, need, i;
 	struct cap_slot *s;
 
-	if (unlikely(!total))
-		return false;
-	/* The headers are in the first segment; loads past it fail the match. */
-	if (c->has_filter &&
-	    !bpf_filter(c->prog.bf_insns, seg[0].data, wire_len, seg[0].len))
-		return false;
 	ferry_ctr_add(&r->matched, 1);
 
+	caplen = total < c->data_max ? total : c->data_max;
+	rec = rec_size(caplen);
 	head = r->head;
-	if (head - r->cached_tail > r->mask) {
-		/* Pairs with the writer's release of tail: the slot is free. */
+	pos = head & r->mask;
+	contig = r->size - pos;
+	/* Room for the record, and for the wrap marker's skip if it must
+	 * start over at offset 0. */
+	need = rec <= contig ? rec : contig + rec;
+	if (r->size - (head - r->cached_tail) < need) {
+		/* Pairs with the writer's release of tail: the bytes are free. */
 		r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (head - r->cached_tail > r->mask) {
+		if (r->size - (head - r->cached_tail) < need) {
 			ferry_ctr_add(&r->dropped_ring_full, 1);
 			return false;
 		}
@@ -223,9 +247,13 @@ frame_capture(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
 		}
 	}
 
-	s = (struct cap_slot *)(r->slots +
-				(size_t)(head & r->mask) * r->slot_size);
-	caplen = total < c->data_max ? total : c->data_max;
+	if (rec > contig) {
+		/* contig is a multiple of 64: the marker's header fits. */
+		((struct cap_slot *)(r->slots + pos))->cap_len = CAP_WRAP;
+		head += contig;
+		pos = 0;
+	}
+	s = (struct cap_slot *)(r->slots + pos);
 	s->ts_ns = ts_ns;
 	s->orig_len = wire_len;
 	s->cap_len = caplen;
@@ -240,9 +268,20 @@ frame_capture(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
 		memcpy(s->data + off, seg[i].data, n);
 		off += n;
 	}
-	/* Pairs with the writer's acquire of head: the slot is written. */
-	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+	/* Pairs with the writer's acquire of head: marker and record are
+	 * written. */
+	__atomic_store_n(&r->head, head + rec, __ATOMIC_RELEASE);
 	return true;
+}
+
+/* The filter: libpcap's interpreter on the first segment, where the
+ * headers are (loads past it fail the match); wire_len is the whole. */
+static inline bool frame_match(const struct ferry_capture *c,
+			       const struct ferry_cap_seg *seg,
+			       uint32_t wire_len)
+{
+	return !c->has_filter ||
+	       bpf_filter(c->prog.bf_insns, seg[0].data, wire_len, seg[0].len);
 }
 
 bool ferry_capture_frame(const struct ferry_capture_tap *t, uint64_t ts_ns,
@@ -254,8 +293,9 @@ bool ferry_capture_frame(const struct ferry_capture_tap *t, uint64_t ts_ns,
 
 	for (i = 1; i < n_seg; i++)
 		total += seg[i].len;
-	return frame_capture(t, ts_ns, queue, verdict, seg, n_seg, total,
-			     total);
+	if (unlikely(!total) || !frame_match(t->ring->cap, seg, total))
+		return false;
+	return frame_copy(t, ts_ns, queue, verdict, seg, n_seg, total, total);
 }
 
 bool ferry_capture_frame_len(const struct ferry_capture_tap *t, uint64_t ts_ns,
@@ -268,10 +308,11 @@ bool ferry_capture_frame_len(const struct ferry_capture_tap *t, uint64_t ts_ns,
 
 	for (i = 0; i < n_seg; i++)
 		total += seg[i].len;
-	if (wire_len < total)
+	if (!total || wire_len < total ||
+	    !frame_match(t->ring->cap, seg, wire_len))
 		return false;
-	return frame_capture(t, ts_ns, queue, verdict, seg, n_seg, total,
-			     wire_len);
+	return frame_copy(t, ts_ns, queue, verdict, seg, n_seg, total,
+			  wire_len);
 }
 
 /* --------------------------------------------------------------- writer */
@@ -309,21 +350,25 @@ static void verdict_comment(const struct ferry_capture *c,
 static void slot_write(struct ferry_capture *c, struct cap_ring *r,
 		       const struct cap_slot *s)
 {
-	char comment[96];
+	uint32_t key = (uint32_t)s->queue << 16 | s->verdict;
 	int err;
 
 	if (__atomic_load_n(&c->state, __ATOMIC_RELAXED) < 0) {
 		ferry_ctr_add(&r->dropped_output, 1);
 		return;
 	}
-	verdict_comment(c, s, comment, sizeof(comment));
+	if (!c->comment_valid || c->comment_key != key) {
+		verdict_comment(c, s, c->comment, sizeof(c->comment));
+		c->comment_key = key;
+		c->comment_valid = true;
+	}
 	err = ferry_pcapng_packet(c->out,
 				  (uint32_t)c->if_id[s->port_idx][s->dir],
 				  s->ts_ns + (uint64_t)c->mono_to_real, s->data,
 				  s->cap_len, s->orig_len,
 				  s->dir == FERRY_CAP_TX ? FERRY_PCAPNG_DIR_OUT
 							 : FERRY_PCAPNG_DIR_IN,
-				  comment);
+				  c->comment);
 	if (err) {
 		__atomic_store_n(&c->state, err, __ATOMIC_RELEASE);
 		ferry_ctr_add(&r->dropped_output, 1);
@@ -332,31 +377,34 @@ static void slot_write(struct ferry_capture *c, struct cap_ring *r,
 	ferry_ctr_add(&r->written, 1);
 }
 
-/* Drains what ring r holds now, a batch at a time; returns slots taken. */
+/* Drains what ring r holds now, a batch at a time; returns records taken. */
 static uint32_t ring_drain(struct ferry_capture *c, struct cap_ring *r)
 {
 	uint32_t tail = r->tail, n = 0;
 
 	for (;;) {
-		uint32_t avail, i;
+		uint32_t batch = 0;
 
 		if (r->cached_head == tail)
 			r->cached_head =
 				__atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		avail = r->cached_head - tail;
-		if (!avail)
+		if (r->cached_head == tail)
 			return n;
-		if (avail > CAP_WRITE_BATCH)
-			avail = CAP_WRITE_BATCH;
-		for (i = 0; i < avail; i++)
-			slot_write(c, r,
-				   (const struct cap_slot
-					    *)(r->slots +
-					       (size_t)((tail + i) & r->mask) *
-						       r->slot_size));
-		tail += avail;
-		n += avail;
-		/* The slots are read: the producer may reuse them. */
+		while (tail != r->cached_head && batch < CAP_WRITE_BATCH) {
+			uint32_t pos = tail & r->mask;
+			const struct cap_slot *s =
+				(const struct cap_slot *)(r->slots + pos);
+
+			if (s->cap_len == CAP_WRAP) {
+				tail += r->size - pos;
+				continue;
+			}
+			slot_write(c, r, s);
+			tail += rec_size(s->cap_len);
+			batch++;
+		}
+		n += batch;
+		/* The records are read: the producer may reuse the bytes. */
 		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
 	}
 }
@@ -405,15 +453,6 @@ static void *writer_main(void *arg)
 }
 
 /* --------------------------------------------------------------- control */
-
-static uint32_t pow2_floor(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p <= v / 2)
-		p *= 2;
-	return p;
-}
 
 static int compile_filter(struct ferry_capture *c, const char *expr, char *msg,
 			  size_t len)
@@ -484,23 +523,21 @@ static int open_output(struct ferry_capture *c,
 	return 0;
 }
 
-static int alloc_rings(struct ferry_capture *c, uint32_t slots, char *msg,
+static int alloc_rings(struct ferry_capture *c, uint32_t bytes, char *msg,
 		       size_t len)
 {
-	uint32_t slot_size =
-		(uint32_t)(sizeof(struct cap_slot) + c->data_max + 63) & ~63u;
 	unsigned i, n_taps = c->n_rings * c->n_ports * FERRY_CAP__NDIR;
 
-	if (!slots) {
-		slots = pow2_floor(CAP_RING_BYTES / slot_size);
-		if (slots < CAP_RING_MIN)
-			slots = CAP_RING_MIN;
-		if (slots > CAP_RING_MAX)
-			slots = CAP_RING_MAX;
-	} else if (slots & (slots - 1)) {
+	if (!bytes)
+		bytes = CAP_RING_BYTES;
+	if (bytes & (bytes - 1) || bytes < CAP_RING_MIN)
 		return ferry_fail(msg, len, -EINVAL,
-				  "ring size %u is not a power of two", slots);
-	}
+				  "ring size %u is not a power of two >= %u",
+				  bytes, CAP_RING_MIN);
+	if (bytes < rec_size(c->data_max))
+		return ferry_fail(msg, len, -EINVAL,
+				  "ring size %u is too small for snaplen %u",
+				  bytes, c->data_max);
 	if (posix_memalign((void **)&c->rings, 64,
 			   c->n_rings * sizeof(*c->rings)))
 		return ferry_fail(msg, len, -ENOMEM, "capture: out of memory");
@@ -508,13 +545,12 @@ static int alloc_rings(struct ferry_capture *c, uint32_t slots, char *msg,
 	for (i = 0; i < c->n_rings; i++) {
 		struct cap_ring *r = &c->rings[i];
 
-		if (posix_memalign((void **)&r->slots, 64,
-				   (size_t)slots * slot_size))
+		if (posix_memalign((void **)&r->slots, 64, bytes))
 			return ferry_fail(msg, len, -ENOMEM,
 					  "capture: out of memory");
 		r->cap = c;
-		r->mask = slots - 1;
-		r->slot_size = slot_size;
+		r->mask = bytes - 1;
+		r->size = bytes;
 	}
 	c->taps = calloc(n_taps, sizeof(*c->taps));
 	if (!c->taps)
@@ -585,7 +621,7 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	err = compile_filter(c, p->filter, msg, len);
 	if (err)
 		goto err_free;
-	err = alloc_rings(c, p->ring_slots, msg, len);
+	err = alloc_rings(c, p->ring_bytes, msg, len);
 	if (err)
 		goto err_free;
 	err = open_output(c, p, msg, len);

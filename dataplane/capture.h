@@ -118,7 +118,7 @@ struct ferry_capture_params {
 	const char *const *ports; /* port names, for the interface blocks */
 	unsigned n_ports;
 	unsigned n_producers; /* rings: workers (+ 1 for the XDP consumer) */
-	uint32_t ring_slots;  /* power of two; 0: sized from snaplen */
+	uint32_t ring_bytes;  /* per producer, power of two; 0: 4 MiB */
 	uint32_t flush_ms;    /* file flush interval; 0: 100 ms */
 	/* Output: PATH, or fd >= 0 (a socket, for `-w -`); own_fd: closed by destroy. */
 	const char *path;

@@ -462,10 +462,14 @@ static void test_bad_output(void **state)
 	assert_int_equal(errno, EINVAL);
 
 	p = params("/tmp/x");
-	p.ring_slots = 100;
+	p.ring_bytes = 100000;
 	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(msg, "power of two"));
+	p.ring_bytes = 8192; /* a 10 KiB copy would never fit */
+	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(msg, "too small for snaplen"));
 }
 
 static void test_ring_full(void **state)
@@ -482,7 +486,9 @@ static void test_ring_full(void **state)
 	(void)state;
 	tmp_path(path, sizeof(path));
 	p = params(path);
-	p.ring_slots = 64;
+	/* 80-byte frames take records of 128 bytes: 64 fit. */
+	p.ring_bytes = 64 * 128;
+	p.snaplen = 128;
 	c = cap_create(&p);
 	t = ferry_capture_tap(c, 0, 0, FERRY_CAP_RX);
 	for (i = 0; i < 100; i++)
@@ -512,6 +518,62 @@ static void test_ring_full(void **state)
 	unlink(path);
 }
 
+/* Records of many sizes around a small ring: wrap markers, order, bytes. */
+static void test_ring_wrap(void **state)
+{
+	struct ferry_capture_params p;
+	struct ferry_capture_ctrs k;
+	struct ferry_capture *c;
+	struct ferry_capture_tap *t;
+	unsigned i, queued = 0, n = 0;
+	uint8_t f[300];
+	uint64_t rnd = 1;
+	uint32_t *sent;
+	char path[64];
+	struct rd r;
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.ring_bytes = 4096;
+	p.snaplen = 256;
+	c = cap_create(&p);
+	t = ferry_capture_tap(c, 0, 0, FERRY_CAP_RX);
+	sent = calloc(3000, sizeof(*sent));
+	assert_non_null(sent);
+	for (i = 0; i < 3000; i++) {
+		uint32_t len;
+
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		len = CF_MIN_LEN + (uint32_t)(rnd >> 33) % (300 - CF_MIN_LEN);
+		if (push(t, T0 + i, 0, 0, len, 0, i, 1))
+			sent[queued++] = i << 16 | len;
+		/* Drain now and then: the ring runs full and wraps. */
+		if ((rnd >> 40) % 8 == 0)
+			n += ferry_capture_drain(c);
+	}
+	assert_int_equal(ferry_capture_stop(c), 0);
+	ferry_capture_ctrs(c, &k);
+	assert_int_equal(k.written, queued);
+	assert_true(k.dropped_ring_full > 0); /* it did run full */
+	ctrs_add_up(&k);
+	ferry_capture_destroy(c);
+
+	rd_file(path, &r, 3000);
+	assert_int_equal(r.n, queued);
+	for (i = 0; i < r.n; i++) {
+		uint32_t seq = sent[i] >> 16, len = sent[i] & 0xffff;
+
+		cf_build_udp(f, len, 0, seq, 1);
+		assert_int_equal(r.p[i].len, len);
+		assert_int_equal(r.p[i].caplen, len < 256 ? len : 256);
+		assert_memory_equal(r.p[i].data, f, r.p[i].caplen);
+	}
+	free(r.p);
+	free(sent);
+	unlink(path);
+}
+
 static void test_rate_cap(void **state)
 {
 	struct ferry_capture_params p;
@@ -526,7 +588,7 @@ static void test_rate_cap(void **state)
 	p = params(path);
 	p.rate_pps = 1000;
 	p.snaplen = 64;
-	p.ring_slots = 8192;
+	p.ring_bytes = 1 << 20;
 	c = cap_create(&p);
 	t = ferry_capture_tap(c, 0, 0, FERRY_CAP_RX);
 	/* 5000 frames at 10 kpps for 0.5 s: 500 fit the rate, plus the
@@ -686,7 +748,7 @@ static void test_pcapng_readers(void **state)
 	p.dirs = FERRY_CAP_BOTH;
 	p.filter = "udp and dst port 7777";
 	p.app_name = app_name;
-	p.ring_slots = 2048;
+	p.ring_bytes = 1 << 20;
 	c = cap_create(&p);
 	for (i = 0; i < 1000; i++) {
 		unsigned port = (i / 2) % 2;
@@ -987,7 +1049,8 @@ static void test_producers(void **state)
 	tmp_path(path, sizeof(path));
 	p = params(path);
 	p.n_producers = NP;
-	p.ring_slots = 64;
+	p.ring_bytes = 8192; /* 64 records: the writer falls behind, often */
+	p.snaplen = 128;
 	p.manual = false;
 	c = cap_create(&p);
 	for (i = 0; i < NP; i++) {
@@ -1032,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_bad_filter),
 		cmocka_unit_test(test_bad_output),
 		cmocka_unit_test(test_ring_full),
+		cmocka_unit_test(test_ring_wrap),
 		cmocka_unit_test(test_rate_cap),
 		cmocka_unit_test(test_count_limit),
 		cmocka_unit_test(test_snaplen),
