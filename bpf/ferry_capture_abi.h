@@ -5,9 +5,12 @@
  * drops, steering to a CPU, passes to the kernel) are only visible there.
  *
  * The classifier emits one perf sample per captured frame with
- * bpf_xdp_output(), as xdp-tools' xdpdump does: the record below, then
+ * bpf_perf_event_output() on its xdp_md context: the record below, then
  * cap_len bytes of the frame, which the helper appends itself when the
- * flags' upper 32 bits carry cap_len. Userspace (dataplane/capture_xdp.c)
+ * flags' upper 32 bits carry cap_len (in an XDP program the helper is the
+ * kernel's bpf_xdp_event_output; bpf_xdp_output(), which xdp-tools'
+ * xdpdump calls, is the same for fentry/fexit programs and is refused in
+ * XDP programs: "program of this type cannot use helper", seen here). Userspace (dataplane/capture_xdp.c)
  * reads the samples with libbpf's perf_buffer and queues them into the
  * capture's rings. A perf sample's raw data is padded to 8 bytes, so a
  * sample may be a few bytes longer than the record and its bytes.
@@ -35,13 +38,14 @@
  *			.rx_queue = ctx->rx_queue_index, .reason = reason,
  *			.action = action, .orig_len = len,
  *			.cap_len = len < cfg->snaplen ? len : cfg->snaplen };
- *		bpf_xdp_output(ctx, &ferry_cap_events,
+ *		bpf_perf_event_output(ctx, &ferry_cap_events,
  *			       BPF_F_CURRENT_CPU | ((__u64)rec.cap_len << 32),
  *			       &rec, sizeof(rec));
  *	}
  *
  * With the capture off, cfg->reasons is 0: one map lookup and one branch
- * per frame. bpf_xdp_output copies from linear data and fragments alike.
+ * per frame. The helper copies from linear data and fragments alike.
+ * tests/unit/capture_xdp_test.bpf.c is this snippet, run by test_capture_xdp.
  */
 #ifndef FERRY_CAPTURE_ABI_H
 #define FERRY_CAPTURE_ABI_H
