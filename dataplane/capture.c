@@ -130,6 +130,11 @@ struct ferry_capture {
 	uint32_t comment_key;
 	char comment[96];
 	char name[FERRY_CAP_NAME_MAX];
+	/* for ferry_capture_info: copies of what was asked */
+	char *filter_text, *output_text;
+	char *port_names[FERRY_CAP_MAX_PORTS];
+	uint64_t rate_pps;
+	uint64_t bytes_final; /* output bytes, kept when stop closes it */
 };
 
 static const char *const ctr_names[] = {
@@ -573,6 +578,10 @@ static void capture_free(struct ferry_capture *c)
 			free(c->rings[i].slots);
 	free(c->rings);
 	free(c->taps);
+	free(c->filter_text);
+	free(c->output_text);
+	for (i = 0; i < FERRY_CAP_MAX_PORTS; i++)
+		free(c->port_names[i]);
 	if (c->has_filter)
 		pcap_freecode(&c->prog);
 	free(c);
@@ -618,6 +627,17 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	c->flush_ms = p->flush_ms ? p->flush_ms : CAP_FLUSH_MS_DEF;
 	c->app_name = p->app_name;
 
+	c->rate_pps = p->rate_pps;
+	c->filter_text = strdup(p->filter ? p->filter : "");
+	c->output_text = strdup(p->fd >= 0 ? "stream" : p->path ? p->path : "");
+	err = !c->filter_text || !c->output_text ? -ENOMEM : 0;
+	for (unsigned i = 0; !err && i < p->n_ports; i++)
+		if (!(c->port_names[i] = strdup(p->ports[i])))
+			err = -ENOMEM;
+	if (err) {
+		ferry_fail(msg, len, err, "capture: out of memory");
+		goto err_free;
+	}
 	err = compile_filter(c, p->filter, msg, len);
 	if (err)
 		goto err_free;
@@ -681,6 +701,24 @@ void ferry_capture_ctrs(const struct ferry_capture *c,
 	}
 }
 
+void ferry_capture_info(const struct ferry_capture *c,
+			struct ferry_capture_info *out)
+{
+	*out = (struct ferry_capture_info){
+		.name = c->name,
+		.filter = c->filter_text,
+		.output = c->output_text,
+		.snaplen = c->snaplen,
+		.count = c->count,
+		.rate_pps = c->rate_pps,
+		.dirs = c->dirs,
+		.n_ports = c->n_ports,
+		.ports = (const char *const *)c->port_names,
+		.bytes = c->out ? ferry_pcapng_bytes(c->out) : c->bytes_final,
+		.state = ferry_capture_state(c),
+	};
+}
+
 int ferry_capture_state(const struct ferry_capture *c)
 {
 	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
@@ -714,6 +752,9 @@ int ferry_capture_stop(struct ferry_capture *c)
 		ferry_capture_drain(c);
 	}
 	state = ferry_capture_state(c);
+	/* Its error is sticky: close returns it. */
+	(void)ferry_pcapng_flush(c->out);
+	c->bytes_final = ferry_pcapng_bytes(c->out);
 	err = ferry_pcapng_close(c->out);
 	c->out = NULL;
 	if (c->out_fd >= 0 && close(c->out_fd) && !err)

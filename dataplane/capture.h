@@ -201,6 +201,22 @@ static inline bool ferry_capture_pkt(const struct ferry_capture_tap *t,
 	return ferry_capture_frame(t, ts_ns, queue, verdict, &s, 1);
 }
 
+/* What `capture show` prints besides the counters (control thread). */
+struct ferry_capture_info {
+	const char *name;
+	const char *filter; /* "" when none */
+	const char *output; /* the path, or "stream" */
+	uint32_t snaplen;
+	uint64_t count, rate_pps;
+	unsigned dirs, n_ports;
+	const char *const *ports; /* copies, valid until destroy */
+	uint64_t bytes;		  /* handed to the output so far */
+	int state;		  /* ferry_capture_state() */
+};
+
+void ferry_capture_info(const struct ferry_capture *c,
+			struct ferry_capture_info *out);
+
 /* Sums the producers' and the writer's counters (any thread). */
 void ferry_capture_ctrs(const struct ferry_capture *c,
 			struct ferry_capture_ctrs *out);

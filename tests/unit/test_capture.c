@@ -367,7 +367,9 @@ static uint64_t tcpdump_ts(const char *line)
 
 static void test_filter_match(void **state)
 {
+	struct ferry_capture_info info;
 	struct ferry_capture_params p;
+	struct stat st;
 	struct ferry_capture_ctrs k;
 	struct ferry_capture *c;
 	struct ferry_capture_tap *t;
@@ -399,12 +401,24 @@ static void test_filter_match(void **state)
 	assert_true(push(t, T0, 0, 0, 100, 0, 5, 7777));
 
 	assert_int_equal(ferry_capture_stop(c), 0);
+	ferry_capture_info(c, &info);
+	assert_string_equal(info.name, "t");
+	assert_string_equal(info.filter, "udp and dst port 7777");
+	assert_string_equal(info.output, path);
+	assert_int_equal(info.n_ports, 1);
+	assert_string_equal(info.ports[0], "p0");
+	assert_int_equal(info.snaplen, FERRY_CAP_SNAPLEN_DEF);
+	assert_int_equal(info.dirs, FERRY_CAP_DIR_BIT(FERRY_CAP_RX));
+	assert_int_equal(info.state, 0);
 	ferry_capture_ctrs(c, &k);
 	assert_int_equal(k.matched, 2);
 	assert_int_equal(k.written, 2);
 	ctrs_add_up(&k);
 	assert_int_equal(ferry_capture_destroy(c), 0);
 
+	/* The bytes it reported are the file's size. */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(info.bytes, st.st_size);
 	rd_file(path, &r, 8);
 	assert_int_equal(r.n, 2);
 	cf_read_ids(r.p[0].data, &id, &seq);
