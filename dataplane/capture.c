@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -662,8 +663,15 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	return c;
 
 err_out:
-	if (c->out)
+	if (c->out) {
 		ferry_pcapng_close(c->out);
+		/* Nothing started: no half-written file either (only a
+		 * regular file: never unlink /dev/full and the like). */
+		struct stat st;
+
+		if (p->fd < 0 && !stat(p->path, &st) && S_ISREG(st.st_mode))
+			unlink(p->path);
+	}
 err_free:
 	capture_free(c);
 	errno = -err;

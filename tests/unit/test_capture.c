@@ -471,6 +471,14 @@ static void test_bad_output(void **state)
 	assert_non_null(strstr(msg, "/nonexistent-ferry-dir/x.pcapng"));
 	assert_non_null(strstr(msg, "No such file or directory"));
 
+	/* Opens, but the header blocks cannot be written: the command
+	 * fails at once, not later in the writer. */
+	p = params("/dev/full");
+	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_int_equal(errno, ENOSPC);
+	assert_non_null(strstr(msg, "/dev/full: No space left on device"));
+	assert_int_equal(access("/dev/full", F_OK), 0);
+
 	p = params(NULL);
 	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
 	assert_int_equal(errno, EINVAL);
