@@ -824,12 +824,16 @@ void fib_destroy(struct fib *fib)
 	free(fib);
 }
 
+static uint64_t lpm_bytes(const struct lpm *l)
+{
+	return TBL24_ENTRIES * sizeof(uint32_t) +
+	       (uint64_t)l->next_group * GROUP_ENTRIES * sizeof(uint32_t) +
+	       l->rules.cap * sizeof(struct rule);
+}
+
 void fib_stats(const struct fib *fib, struct fib_stats *st)
 {
-	const size_t grp = GROUP_ENTRIES * sizeof(uint32_t);
-	const size_t t24 = TBL24_ENTRIES * sizeof(uint32_t);
-	uint64_t rules =
-		(fib->v4.rules.cap + fib->v6.rules.cap) * sizeof(struct rule);
+	const uint64_t grp = GROUP_ENTRIES * sizeof(uint32_t);
 
 	memset(st, 0, sizeof(*st));
 	st->v4_routes = fib->v4.rules.n;
@@ -841,12 +845,11 @@ void fib_stats(const struct fib *fib, struct fib_stats *st)
 	st->nh_used = fib->nh_used;
 	st->nh_max = fib->max_nh;
 	st->retired = fib->n_ret;
-	st->bytes_allocated =
-		2 * t24 +
-		(uint64_t)(fib->v4.n_groups + fib->v6.n_groups) * (grp + 4) +
-		fib->max_nh * 8ull + rules;
-	st->bytes_used =
-		2 * t24 +
-		(uint64_t)(fib->v4.next_group + fib->v6.next_group) * grp +
-		fib->nh_next * 8ull + rules;
+	st->v4_bytes = lpm_bytes(&fib->v4);
+	st->v6_bytes = lpm_bytes(&fib->v6);
+	st->nh_bytes = fib->nh_next * 8ull;
+	st->bytes_reserved = (uint64_t)(fib->v4.n_groups - fib->v4.next_group +
+					fib->v6.n_groups - fib->v6.next_group) *
+				     grp +
+			     (fib->max_nh - fib->nh_next) * 8ull;
 }

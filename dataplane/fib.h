@@ -129,8 +129,10 @@ struct fib_stats {
 	uint32_t v6_groups_used, v6_groups;
 	uint32_t nh_used, nh_max;
 	uint64_t retired; /* groups and next-hop runs awaiting a grace period */
-	uint64_t bytes_allocated; /* tables, next hops, control-side rules */
-	uint64_t bytes_used;	  /* of which touched: groups in use etc. */
+	/* memory touched (tbl24, groups up to the high-water mark, rules)
+	 * and reserved but untouched (the rest of the group pools) */
+	uint64_t v4_bytes, v6_bytes, nh_bytes;
+	uint64_t bytes_reserved;
 };
 void fib_stats(const struct fib *fib, struct fib_stats *st);
 
@@ -159,7 +161,7 @@ const struct fib_dp *fib_dp(const struct fib *fib);
 static inline uint32_t fib_e_load(const uint32_t *p)
 {
 	/* acquire: a group is filled before the entry linking it is stored */
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 /* Next-hop id of the longest match of addr (host byte order). */
@@ -173,21 +175,22 @@ static inline uint32_t fib4_lookup(const struct fib_dp *dp, uint32_t addr)
 	return e & FIB_E_VAL_MASK;
 }
 
-/* n lookups: all first-level loads first, so their misses overlap. */
+/* n lookups. One pass, the rare second level on a predicted-not-taken
+ * branch: the CPU runs ahead through the burst, so first-level misses
+ * overlap (a two-pass loop measured slower: see docs/performance.md). */
 static inline void fib4_lookup_bulk(const struct fib_dp *dp,
 				    const uint32_t *addr, uint32_t *nh,
 				    unsigned n)
 {
+	const uint32_t *tbl24 = dp->v4_tbl24, *tbl8 = dp->v4_tbl8;
 	unsigned i;
 
-	for (i = 0; i < n; i++)
-		nh[i] = fib_e_load(&dp->v4_tbl24[addr[i] >> 8]);
 	for (i = 0; i < n; i++) {
-		uint32_t e = nh[i];
+		uint32_t e = fib_e_load(&tbl24[addr[i] >> 8]);
 
-		if (e & FIB_E_EXT)
-			e = fib_e_load(&dp->v4_tbl8[(e & FIB_E_VAL_MASK) << 8 |
-						    (addr[i] & 0xff)]);
+		if (__builtin_expect(!!(e & FIB_E_EXT), 0))
+			e = fib_e_load(&tbl8[(e & FIB_E_VAL_MASK) << 8 |
+					     (addr[i] & 0xff)]);
 		nh[i] = e & FIB_E_VAL_MASK;
 	}
 }
