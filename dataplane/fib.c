@@ -27,6 +27,7 @@ struct rule {
 	uint8_t len;
 	uint8_t used;
 	uint32_t nh;
+	uint32_t tag; /* the caller's (fib_route_tag) */
 };
 
 struct rules {
@@ -99,6 +100,7 @@ static int rules_put(struct rules *r, const uint8_t key[16], unsigned len,
 	memcpy(r->slot[i].key, key, 16);
 	r->slot[i].len = (uint8_t)len;
 	r->slot[i].nh = nh;
+	r->slot[i].tag = 0;
 	r->slot[i].used = 1;
 	r->n++;
 	return 0;
@@ -489,6 +491,21 @@ int fib6_del(struct fib *fib, const uint8_t prefix[16], unsigned len)
 uint32_t fib6_get(const struct fib *fib, const uint8_t prefix[16], unsigned len)
 {
 	return lpm_get(&fib->v6, prefix, len);
+}
+
+uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
+			unsigned len)
+{
+	struct lpm *l = family == 4 ? &fib->v4 : &fib->v6;
+	uint8_t key[16] = {0};
+	struct rule *r;
+
+	if ((family != 4 && family != 6) || len > l->max_len)
+		return NULL;
+	memcpy(key, prefix, l->key_bytes);
+	mask_key(key, l->key_bytes, len);
+	r = rules_find(&l->rules, key, len);
+	return r ? &r->tag : NULL;
 }
 
 int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg)

@@ -101,6 +101,11 @@ int fib6_del(struct fib *fib, const uint8_t prefix[16], unsigned len);
 uint32_t fib4_get(const struct fib *fib, uint32_t prefix, unsigned len);
 uint32_t fib6_get(const struct fib *fib, const uint8_t prefix[16],
 		  unsigned len);
+/* A 32-bit word the caller keeps with a route (e.g. the kernel's metric),
+ * 0 when the route is added: NULL if the route is not there. family 4
+ * takes the prefix as 4 bytes in network order. */
+uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
+			unsigned len);
 /* Every route of a family (4 or 6), in no order; fn returning non-zero
  * stops the walk and is returned. */
 typedef int (*fib_walk_fn)(void *arg, const uint8_t prefix[16], unsigned len,
