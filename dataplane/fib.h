@@ -263,10 +263,15 @@ static inline unsigned fib_nhw_port(uint64_t w)
 
 static inline void fib_nhw_mac(uint64_t w, uint8_t mac[6])
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* byte i at bits 8i is byte i in memory */
+	__builtin_memcpy(mac, &w, 6);
+#else
 	unsigned i;
 
 	for (i = 0; i < 6; i++)
 		mac[i] = (uint8_t)(w >> (8 * i));
+#endif
 }
 
 /* The path of id for a flow: id itself unless id is a multipath group. */
