@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +432,89 @@ static void test_grace_period(void **state)
 	fib_destroy(f);
 }
 
+/*
+ * Lock-free reads under updates: a reader thread looks up addresses under
+ * two /25s that come and go (each needing a tbl8 group, the pool only big
+ * enough for a few, so groups are recycled through the grace period) and
+ * under a /8 that is replaced. Every answer must be one the address could
+ * have had at some instant: a recycled group read too early would give a
+ * next hop of the other /25.
+ */
+struct churn {
+	const struct fib_dp *dp;
+	int slot;
+	uint32_t a, b, c8, c8b; /* next hops */
+	volatile int stop;
+	unsigned long lookups, bad;
+};
+
+static void *reader(void *arg)
+{
+	struct churn *k = arg;
+	unsigned long i;
+
+	for (i = 0; !k->stop; i++) {
+		uint32_t x = fib4_lookup(k->dp, 0x0a0102c8); /* 10.1.2.200 */
+		uint32_t y = fib4_lookup(k->dp, 0x0a0505c8); /* 10.5.5.200 */
+
+		if ((x != k->a && x != k->c8 && x != k->c8b) ||
+		    (y != k->b && y != k->c8 && y != k->c8b))
+			k->bad++;
+		if (!(i & 63))
+			fib_quiescent(k->dp, k->slot);
+		k->lookups++;
+	}
+	fib_reader_offline(k->dp, k->slot);
+	return NULL;
+}
+
+static void test_concurrent_updates(void **state)
+{
+	struct fib_params p = {.v4_groups = 4};
+	struct fib *f = fib_create(&p);
+	struct fib_nh_info in = {.port = 1};
+	struct churn k = {0};
+	pthread_t t;
+	unsigned i, enospc = 0;
+
+	(void)state;
+	assert_non_null(f);
+	k.dp = fib_dp(f);
+	k.a = (uint32_t)fib_nh_alloc(f, &in);
+	k.b = (uint32_t)fib_nh_alloc(f, &in);
+	k.c8 = (uint32_t)fib_nh_alloc(f, &in);
+	k.c8b = (uint32_t)fib_nh_alloc(f, &in);
+	k.slot = fib_reader_register(f);
+	assert_true(k.slot >= 0);
+	assert_int_equal(fib4_add(f, 0x0a000000, 8, k.c8), 0);
+	assert_int_equal(pthread_create(&t, NULL, reader, &k), 0);
+	for (i = 0; i < 50000; i++) {
+		int e1 = fib4_add(f, 0x0a010280, 25, k.a);
+		int e2 = fib4_add(f, 0x0a050580, 25, k.b);
+
+		enospc += (e1 == -ENOSPC) + (e2 == -ENOSPC);
+		if (e1 == -ENOSPC || e2 == -ENOSPC)
+			sched_yield(); /* the reader holds the groups: let it on */
+		/* a /8 is 65536 stores: replaced now and then */
+		if (!(i & 255))
+			fib4_add(f, 0x0a000000, 8, i & 256 ? k.c8b : k.c8);
+		if (!e1)
+			assert_int_equal(fib4_del(f, 0x0a010280, 25), 0);
+		if (!e2)
+			assert_int_equal(fib4_del(f, 0x0a050580, 25), 0);
+		if (!(i & 7))
+			fib_reclaim(f);
+	}
+	k.stop = 1;
+	pthread_join(t, NULL);
+	print_message("%lu lookups during 50000 update rounds, %u ENOSPC\n",
+		      k.lookups, enospc);
+	assert_int_equal(k.bad, 0);
+	assert_true(k.lookups > 0);
+	fib_reader_unregister(f, k.slot);
+	fib_destroy(f);
+}
+
 /* RFC 1624: the incremental TTL update equals a full recompute. */
 static void test_csum_ttl(void **state)
 {
@@ -470,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_lpm6_random),
 		cmocka_unit_test(test_multipath),
 		cmocka_unit_test(test_grace_period),
+		cmocka_unit_test(test_concurrent_updates),
 		cmocka_unit_test(test_csum_ttl),
 	};
 
