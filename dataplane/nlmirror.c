@@ -478,6 +478,59 @@ static uint32_t path_ref(struct nlmirror *m, int family, const struct path *p)
 	return n ? n->fib_id : FIB_NH_NONE;
 }
 
+static bool path_is(const struct nlmirror *m, uint32_t id, int family,
+		    const struct path *p)
+{
+	const struct mnh *n;
+
+	if (id >= m->map_size || (m->map[id] & MAP_KIND) != MAP_SINGLE)
+		return false;
+	n = &m->nh[m->map[id] & ~MAP_KIND];
+	if (n->key.family != family || n->key.ifindex != p->ifindex ||
+	    n->key.kind != (p->gw ? NH_GW : NH_CONN))
+		return false;
+	return !p->gw || !memcmp(n->key.addr, p->addr, alen(family));
+}
+
+/*
+ * A route delete. IPv6 deletes one path of a multipath route on its own
+ * (`ip -6 route del P via G`: one RTM_DELROUTE with that path, no new
+ * route for the rest), so paths that leave a group the others of which
+ * remain make a smaller group; a delete naming every path (IPv4 always
+ * does) removes the route.
+ */
+static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
+			    unsigned len, uint32_t tag,
+			    const struct path *paths, unsigned n)
+{
+	uint32_t *cur_tag, cur = route_get(m, family, k, len, &cur_tag);
+	uint32_t members[FIB_MP_MAX], keep[FIB_MP_MAX];
+	unsigned cnt = FIB_MP_MAX, kept = 0, i, j;
+
+	if (!cur || !cur_tag || *cur_tag != tag || cur >= m->map_size ||
+	    (m->map[cur] & MAP_KIND) != MAP_GROUP ||
+	    fib_nh_group_get(m->p.fib, cur, members, &cnt)) {
+		route_unset(m, family, k, len, tag, 0);
+		return;
+	}
+	for (i = 0; i < cnt; i++) {
+		for (j = 0; j < n && !path_is(m, members[i], family, &paths[j]);
+		     j++)
+			;
+		if (j == n)
+			keep[kept++] = members[i];
+	}
+	if (!kept || kept == cnt) {
+		route_unset(m, family, k, len, tag, 0);
+		return;
+	}
+	/* the remaining paths, referenced again for their new owner */
+	for (i = 0; i < kept; i++)
+		m->nh[m->map[keep[i]] & ~MAP_KIND].refs++;
+	route_set(m, family, k, len,
+		  kept == 1 ? keep[0] : grp_get(m, keep, kept), tag);
+}
+
 static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
@@ -513,14 +566,6 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	for (i = rt->rtm_dst_len; i < 128; i++)
 		k[i / 8] &= (uint8_t) ~(0x80 >> (i % 8));
 
-	if (nlh->nlmsg_type == RTM_DELROUTE) {
-		route_unset(m, family, k, rt->rtm_dst_len, tag, 0);
-		return;
-	}
-	if (rt->rtm_type != RTN_UNICAST) {
-		route_set(m, family, k, rt->rtm_dst_len, m->nh_drop, tag);
-		return;
-	}
 	if (tb[RTA_MULTIPATH]) {
 		const struct rtnexthop *rtnh =
 			mnl_attr_get_payload(tb[RTA_MULTIPATH]);
@@ -550,6 +595,14 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 			tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0;
 		paths[0].gw = attr_addr(tb[RTA_GATEWAY], family, paths[0].addr);
 		n = 1;
+	}
+	if (nlh->nlmsg_type == RTM_DELROUTE) {
+		route_del_paths(m, family, k, rt->rtm_dst_len, tag, paths, n);
+		return;
+	}
+	if (rt->rtm_type != RTN_UNICAST) {
+		route_set(m, family, k, rt->rtm_dst_len, m->nh_drop, tag);
+		return;
 	}
 	if (n == 1) {
 		nh = path_ref(m, family, &paths[0]);
@@ -856,6 +909,25 @@ int nlmirror_process(struct nlmirror *m)
 			return err;
 	}
 	return (int)(m->c.messages - before);
+}
+
+void nlmirror_ports_changed(struct nlmirror *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->n_links; i++) {
+		struct nlmirror_link *l = &m->links[i];
+		int port = m->p.port_of
+				   ? m->p.port_of(m->p.arg, l->ifindex, l->name)
+				   : -1;
+
+		if (port == l->port)
+			continue;
+		l->port = port;
+		for (j = 0; j < m->n_nh; j++)
+			if (m->nh[j].key.ifindex == l->ifindex)
+				nh_sync(m, &m->nh[j]);
+	}
 }
 
 int nlmirror_resolve(struct nlmirror *m, int family, const uint8_t *addr,

@@ -84,6 +84,10 @@ int nlmirror_fd(const struct nlmirror *nlm);
  * number of messages applied, or -errno. */
 int nlmirror_process(struct nlmirror *nlm);
 
+/* The caller's ports changed (a port added or removed): ask port_of again
+ * for every link and update the next hops through those that moved. */
+void nlmirror_ports_changed(struct nlmirror *nlm);
+
 /* Ask the kernel to resolve addr (4 or 16 bytes) on ifindex: RTM_NEWNEIGH
  * with NTF_USE, which makes the kernel send ARP / NS as if it had a packet
  * for addr; the answer comes back as a neighbour event. */

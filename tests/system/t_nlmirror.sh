@@ -2,7 +2,8 @@
 # nlmirror follows the kernel: a router namespace with two veth links,
 # addresses, routes (one via a gateway, a multipath one, an IPv6 one, a
 # blackhole) and neighbours, loaded into a FIB by tests/lib/nlmirror_dump;
-# a route changed and one deleted with `ip route` are seen within a second;
+# a route changed, one deleted, an IPv6 one added and one path of an IPv6
+# multipath route deleted with `ip route` are seen within a second;
 # a next hop without a neighbour is resolved on request (NTF_USE).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -99,6 +100,13 @@ if seen_within "^add 2001:db8:7::/48 via 2001:db8:1::2 port 0"; then
 	assert__pass "IPv6 route add seen within 1 s"
 else
 	assert__fail "IPv6 route add not seen within 1 s" "$(cat "$out")"
+fi
+# IPv6 deletes one path of a multipath route alone: the rest stays routed
+ip -n "$dut" -6 route del 2001:db8:8::/48 via 2001:db8:1::2
+if seen_within "^add 2001:db8:8::/48 via 2001:db8:2::2 port 1 mac $MB\$"; then
+	assert__pass "IPv6 multipath path delete seen within 1 s"
+else
+	assert__fail "IPv6 multipath path delete not seen within 1 s" "$(cat "$out")"
 fi
 
 wait "$pid"
