@@ -106,7 +106,8 @@ uint32_t fib6_get(const struct fib *fib, const uint8_t prefix[16],
  * takes the prefix as 4 bytes in network order. */
 uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
 			unsigned len);
-/* Every route of a family (4 or 6), in no order; fn returning non-zero
+/* Every route of a family (4 or 6), in no order, the prefix as 16 bytes
+ * (IPv4: the first 4, network order); fn returning non-zero
  * stops the walk and is returned. */
 typedef int (*fib_walk_fn)(void *arg, const uint8_t prefix[16], unsigned len,
 			   uint32_t nh);

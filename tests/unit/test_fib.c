@@ -209,7 +209,7 @@ static void lpm_random(int fam, size_t n, unsigned rounds)
 	random_routes(&s, fam, rt, n, nhs, 16);
 	for (k = 0; k < n; k++)
 		assert_int_equal(add(f, fam, &rt[k]), 0);
-	check_all(f, fam, rt, n, &s, 6000);
+	check_all(f, fam, rt, n, &s, 3000);
 
 	for (r = 0; r < rounds; r++) {
 		/* delete a random half, check, re-add some with new next hops,
@@ -220,14 +220,14 @@ static void lpm_random(int fam, size_t n, unsigned rounds)
 				assert_int_equal(del(f, fam, &rt[k]), -ENOENT);
 				rt[k].live = 0;
 			}
-		check_all(f, fam, rt, n, &s, 6000);
+		check_all(f, fam, rt, n, &s, 3000);
 		for (k = 0; k < n; k++)
 			if (!rt[k].live ? rnd(&s) % 2 : rnd(&s) % 8 == 0) {
 				rt[k].nh = nhs[rnd(&s) % 16];
 				rt[k].live = 1;
 				assert_int_equal(add(f, fam, &rt[k]), 0);
 			}
-		check_all(f, fam, rt, n, &s, 6000);
+		check_all(f, fam, rt, n, &s, 3000);
 	}
 	/* everything out: the table is empty again and every group is back */
 	for (k = 0; k < n; k++)
@@ -254,13 +254,13 @@ static void lpm_random(int fam, size_t n, unsigned rounds)
 static void test_lpm4_random(void **state)
 {
 	(void)state;
-	lpm_random(4, 3000, 3);
+	lpm_random(4, 2000, 2);
 }
 
 static void test_lpm6_random(void **state)
 {
 	(void)state;
-	lpm_random(6, 1500, 3);
+	lpm_random(6, 1000, 2);
 }
 
 /* /0, /32, /128, a /24 and /25 at the tbl24 edge; the bulk lookups. */
@@ -488,7 +488,7 @@ static void test_concurrent_updates(void **state)
 	assert_true(k.slot >= 0);
 	assert_int_equal(fib4_add(f, 0x0a000000, 8, k.c8), 0);
 	assert_int_equal(pthread_create(&t, NULL, reader, &k), 0);
-	for (i = 0; i < 50000; i++) {
+	for (i = 0; i < 20000; i++) {
 		int e1 = fib4_add(f, 0x0a010280, 25, k.a);
 		int e2 = fib4_add(f, 0x0a050580, 25, k.b);
 
@@ -507,7 +507,7 @@ static void test_concurrent_updates(void **state)
 	}
 	k.stop = 1;
 	pthread_join(t, NULL);
-	print_message("%lu lookups during 50000 update rounds, %u ENOSPC\n",
+	print_message("%lu lookups during 20000 update rounds, %u ENOSPC\n",
 		      k.lookups, enospc);
 	assert_int_equal(k.bad, 0);
 	assert_true(k.lookups > 0);
