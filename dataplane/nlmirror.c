@@ -25,7 +25,8 @@
 #define TAG_KERNEL (1u << 31) /* a main-table route; low bits: metric */
 #define TAG_LOCAL  (1u << 30) /* one of the host's addresses */
 #define TAG_NEIGH  0u	      /* a neighbour's host route */
-#define TAG_METRIC 0x3fffffffu
+#define TAG_SHADOW (1u << 29) /* kernel: a higher-metric route is behind */
+#define TAG_METRIC 0x1fffffffu
 
 /* What a FIB next-hop id stands for (map[id]): kind in the top bits. */
 #define MAP_SINGLE (1u << 30)
@@ -375,10 +376,20 @@ static void route_set(struct nlmirror *m, int family, const uint8_t *k,
 		else
 			wins = true;
 		if (!wins) {
-			if (tag & TAG_KERNEL)
+			if ((tag & TAG_KERNEL) && (*old_tag & TAG_KERNEL)) {
 				m->c.routes_shadowed++;
+				*old_tag |= TAG_SHADOW;
+			}
 			id_put(m, nh);
 			return;
+		}
+		if ((tag & TAG_KERNEL) && (*old_tag & TAG_KERNEL)) {
+			/* same metric: a replace, whatever was behind stays
+			 * behind; lower: the old route goes behind */
+			if ((tag & TAG_METRIC) == (*old_tag & TAG_METRIC))
+				tag |= *old_tag & TAG_SHADOW;
+			else
+				tag |= TAG_SHADOW;
 		}
 	}
 	if (family == 4) {
@@ -405,15 +416,20 @@ static void route_set(struct nlmirror *m, int family, const uint8_t *k,
 
 /* Remove prefix if the route there is the one described (by tag kind and,
  * for kernel routes, metric; for neighbour routes, next hop). */
+static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
+			  unsigned len);
+
 static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
 			unsigned len, uint32_t tag, uint32_t nh)
 {
 	uint32_t *old_tag, old = route_get(m, family, k, len, &old_tag);
+	bool behind;
 
 	if (!old || !old_tag)
 		return;
-	if ((tag & TAG_KERNEL) && *old_tag != tag)
+	if ((tag & TAG_KERNEL) && (*old_tag & ~TAG_SHADOW) != tag)
 		return;
+	behind = *old_tag & TAG_SHADOW;
 	if ((tag & TAG_LOCAL) && !(*old_tag & TAG_LOCAL))
 		return;
 	if (tag == TAG_NEIGH && (*old_tag != TAG_NEIGH || old != nh))
@@ -429,6 +445,10 @@ static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
 	id_put(m, old);
 	if (tag & TAG_KERNEL)
 		m->c.routes_deleted++;
+	/* a route of this prefix with a higher metric was behind it: the
+	 * kernel's own lookup says which one wins now */
+	if (behind)
+		ask_fib_match(m, family, k, len);
 	if (m->p.on_route)
 		m->p.on_route(m->p.arg, NLMIRROR_ROUTE_DEL, family, k, len,
 			      old);
@@ -507,8 +527,8 @@ static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
 	uint32_t members[FIB_MP_MAX], keep[FIB_MP_MAX];
 	unsigned cnt = FIB_MP_MAX, kept = 0, i, j;
 
-	if (!cur || !cur_tag || *cur_tag != tag || cur >= m->map_size ||
-	    (m->map[cur] & MAP_KIND) != MAP_GROUP ||
+	if (!cur || !cur_tag || (*cur_tag & ~TAG_SHADOW) != tag ||
+	    cur >= m->map_size || (m->map[cur] & MAP_KIND) != MAP_GROUP ||
 	    fib_nh_group_get(m->p.fib, cur, members, &cnt)) {
 		route_unset(m, family, k, len, tag, 0);
 		return;
@@ -644,6 +664,10 @@ static void on_neigh(struct nlmirror *m, const struct nlmsghdr *nlh)
 	mnl_attr_parse(nlh, sizeof(*nd), attrs_cb, tb);
 	k.family = (uint8_t)family;
 	if (!attr_addr(tb[NDA_DST], family, k.addr))
+		return;
+	/* multicast "neighbours" (NOARP, MAC derived from the group) are
+	 * not next hops */
+	if (family == 4 ? (k.addr[0] & 0xf0) == 0xe0 : k.addr[0] == 0xff)
 		return;
 	valid = nlh->nlmsg_type == RTM_NEWNEIGH && nud_valid(nd->ndm_state) &&
 		tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6;
@@ -909,6 +933,35 @@ int nlmirror_process(struct nlmirror *m)
 			return err;
 	}
 	return (int)(m->c.messages - before);
+}
+
+/*
+ * RTM_GETROUTE with RTM_F_FIB_MATCH for the prefix's first address: the
+ * kernel answers with the FIB entry its lookup matches (`ip route get
+ * fibmatch`), i.e. the best remaining route of this prefix if there is
+ * one, on the event socket, where process() applies it like any other.
+ * No route at all comes back as an error, counted.
+ */
+static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
+			  unsigned len)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtmsg *rt;
+
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = ++m->seq;
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtm_family = family == 4 ? AF_INET : AF_INET6;
+	rt->rtm_dst_len = (uint8_t)(alen(family) * 8);
+	rt->rtm_flags = RTM_F_FIB_MATCH;
+	rt->rtm_table =
+		(uint8_t)(m->p.table < 256 ? m->p.table : RT_TABLE_UNSPEC);
+	mnl_attr_put(nlh, RTA_DST, alen(family), k);
+	(void)len;
+	if (mnl_socket_sendto(m->ev, nlh, nlh->nlmsg_len) >= 0)
+		m->c.fib_match_asked++;
 }
 
 void nlmirror_ports_changed(struct nlmirror *m)

@@ -15,9 +15,9 @@
  *     (a kernel route of the same prefix wins over it);
  *   - each of the host's addresses as a host route to a LOCAL next hop.
  * Of several kernel routes for one prefix (metrics), the lowest metric is
- * installed; the others are counted as shadowed and not remembered (a
- * delete of the installed one leaves the prefix unrouted until the next
- * resync). Nexthop objects (RTA_NH_ID) and IPv4 via IPv6 are counted as
+ * installed; the others are counted as shadowed and not remembered: when
+ * the installed one is deleted, the mirror asks the kernel which route of
+ * the prefix now wins (RTM_GETROUTE, RTM_F_FIB_MATCH) and installs that. Nexthop objects (RTA_NH_ID) and IPv4 via IPv6 are counted as
  * unsupported.
  *
  * Driven by the caller's loop: nlmirror_create() does the initial dump
@@ -41,6 +41,7 @@ struct nlmirror;
 	X(routes_deleted)                                                      \
 	X(routes_ignored)     /* other tables, types, cloned */                \
 	X(routes_shadowed)    /* a lower-metric route holds the prefix */      \
+	X(fib_match_asked)    /* after a delete: which route wins now? */      \
 	X(routes_unsupported) /* nexthop objects, IPv4 via IPv6 */             \
 	X(neigh_updates)                                                       \
 	X(addr_updates)                                                        \

@@ -3,7 +3,8 @@
 # addresses, routes (one via a gateway, a multipath one, an IPv6 one, a
 # blackhole) and neighbours, loaded into a FIB by tests/lib/nlmirror_dump;
 # a route changed, one deleted, an IPv6 one added and one path of an IPv6
-# multipath route deleted with `ip route` are seen within a second;
+# multipath route deleted with `ip route` are seen within a second, and a
+# route shadowed by a lower metric takes over when that one goes;
 # a next hop without a neighbour is resolved on request (NTF_USE).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -41,6 +42,9 @@ ip -n "$dut" neigh replace 2001:db8:2::2 lladdr "$MB" dev "$DB" nud permanent
 ip -n "$dut" route add 10.9.0.0/16 via 10.1.0.2
 ip -n "$dut" route add 10.8.0.0/16 nexthop via 10.1.0.2 nexthop via 10.2.0.2
 ip -n "$dut" route add blackhole 10.7.0.0/16
+# one prefix, two metrics: the lower wins, the higher takes over on delete
+ip -n "$dut" route add 10.6.0.0/16 via 10.1.0.2 metric 100
+ip -n "$dut" route add 10.6.0.0/16 via 10.2.0.2 metric 200
 ip -n "$dut" -6 route add 2001:db8:9::/48 via 2001:db8:2::2
 ip -n "$dut" -6 route add 2001:db8:8::/48 nexthop via 2001:db8:1::2 nexthop via 2001:db8:2::2
 
@@ -71,6 +75,7 @@ assert_match "IPv6 connected route" "^route 2001:db8:1::/64 connected port 0\$" 
 assert_match "own address" "^route 10.2.0.1/32 local\$" "$dump"
 assert_match "own IPv6 address" "^route 2001:db8:1::1/128 local\$" "$dump"
 assert_match "blackhole" "^route 10.7.0.0/16 drop\$" "$dump"
+assert_match "lower metric wins" "^route 10.6.0.0/16 via 10.1.0.2 port 0 mac $MA\$" "$dump"
 assert_match "neighbour's host route" "^route 10.1.0.2/32 via 10.1.0.2 port 0 mac $MA\$" "$dump"
 
 # A change is applied within a second of `ip route` returning.
@@ -100,6 +105,12 @@ if seen_within "^add 2001:db8:7::/48 via 2001:db8:1::2 port 0"; then
 	assert__pass "IPv6 route add seen within 1 s"
 else
 	assert__fail "IPv6 route add not seen within 1 s" "$(cat "$out")"
+fi
+ip -n "$dut" route del 10.6.0.0/16 via 10.1.0.2 metric 100
+if seen_within "^add 10.6.0.0/16 via 10.2.0.2 port 1"; then
+	assert__pass "the higher metric route takes over within 1 s"
+else
+	assert__fail "the higher metric route did not take over within 1 s" "$(cat "$out")"
 fi
 # IPv6 deletes one path of a multipath route alone: the rest stays routed
 ip -n "$dut" -6 route del 2001:db8:8::/48 via 2001:db8:1::2
