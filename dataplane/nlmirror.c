@@ -964,6 +964,41 @@ static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
 		m->c.fib_match_asked++;
 }
 
+int nlmirror_route_port(const struct nlmirror *m, int port,
+			struct route_port *out)
+{
+	const struct nlmirror_link *l = NULL;
+	bool ll = false;
+	size_t i;
+
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].port == port)
+			l = &m->links[i];
+	if (!l)
+		return -ENOENT;
+	memcpy(out->mac, l->mac, 6);
+	out->mtu = (uint16_t)(l->mtu > 0xffff ? 0xffff : l->mtu);
+	out->ip4 = 0;
+	out->has_ip6 = 0;
+	for (i = 0; i < m->n_addrs; i++) {
+		const struct nlmirror_addr *a = &m->addrs[i];
+		bool a_ll = a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80;
+
+		if (a->ifindex != l->ifindex)
+			continue;
+		if (a->family == 4 && !out->ip4) {
+			out->ip4 = (uint32_t)a->addr[0] << 24 |
+				   (uint32_t)a->addr[1] << 16 |
+				   (uint32_t)a->addr[2] << 8 | a->addr[3];
+		} else if (a->family == 6 && (!out->has_ip6 || (ll && !a_ll))) {
+			memcpy(out->ip6, a->addr, 16);
+			out->has_ip6 = 1;
+			ll = a_ll;
+		}
+	}
+	return 0;
+}
+
 void nlmirror_ports_changed(struct nlmirror *m)
 {
 	size_t i, j;

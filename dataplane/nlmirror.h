@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "fib.h"
+#include "route.h"
 
 struct nlmirror;
 
@@ -88,6 +89,13 @@ int nlmirror_process(struct nlmirror *nlm);
 /* The caller's ports changed (a port added or removed): ask port_of again
  * for every link and update the next hops through those that moved. */
 void nlmirror_ports_changed(struct nlmirror *nlm);
+
+/* What route_frame() needs of ferry port `port`, from the kernel's view of
+ * its interface: MAC, MTU, the first IPv4 address and the first global
+ * IPv6 one (else link-local) as ICMP sources. routed is left as it was.
+ * -ENOENT if no link maps to the port. */
+int nlmirror_route_port(const struct nlmirror *nlm, int port,
+			struct route_port *out);
 
 /* Ask the kernel to resolve addr (4 or 16 bytes) on ifindex: RTM_NEWNEIGH
  * with NTF_USE, which makes the kernel send ARP / NS as if it had a packet

@@ -9,6 +9,7 @@
  * -p makes IFNAME ferry port 0, 1, ... in order; -r asks the kernel to
  * resolve ADDR on IFNAME (nlmirror_resolve) after the dump. Lines:
  *   link IFNAME port N|-
+ *   port N mtu MTU ip4 ADDR ip6 ADDR|-   (nlmirror_route_port)
  *   addr ADDR/LEN dev IFNAME
  *   neigh ADDR dev IFNAME lladdr MAC
  *   route PREFIX/LEN NEXTHOP        (sorted by the caller: sort)
@@ -229,6 +230,18 @@ int main(int argc, char **argv)
 		c.nlm = m;
 	}
 	nlmirror_walk_links(c.nlm, print_link, NULL);
+	for (opt = 0; opt < c.n_ports; opt++) {
+		struct route_port rp = {0};
+		char b4[INET_ADDRSTRLEN], b6[INET6_ADDRSTRLEN];
+		uint32_t a4;
+
+		if (nlmirror_route_port(c.nlm, opt, &rp))
+			continue;
+		a4 = htonl(rp.ip4);
+		printf("port %d mtu %u ip4 %s ip6 %s\n", opt, rp.mtu,
+		       inet_ntop(AF_INET, &a4, b4, sizeof(b4)),
+		       rp.has_ip6 ? ntop(6, rp.ip6, b6) : "-");
+	}
 	nlmirror_walk_addrs(c.nlm, print_addr, NULL);
 	nlmirror_walk_neigh(c.nlm, print_neigh, NULL);
 	w.family = 4;

@@ -61,6 +61,7 @@ assert_match "dump ready" '^ready' "$(cat "$out")"
 dump=$(sed -n '1,/^ready/p' "$out")
 assert_match "link a is port 0" "^link $DA port 0\$" "$dump"
 assert_match "link b is port 1" "^link $DB port 1\$" "$dump"
+assert_match "port 1's ICMP sources" "^port 1 mtu 1500 ip4 10.2.0.1 ip6 2001:db8:2::1\$" "$dump"
 assert_match "address" "^addr 10.1.0.1/24 dev $DA\$" "$dump"
 assert_match "IPv6 address" "^addr 2001:db8:2::1/64 dev $DB\$" "$dump"
 assert_match "neighbour" "^neigh 10.1.0.2 dev $DA lladdr $MA\$" "$dump"
