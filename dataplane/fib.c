@@ -23,59 +23,79 @@
  * probing and backward-shift deletion, grown at 50% load.
  */
 struct rule {
-	uint8_t key[16];
-	uint8_t len;
-	uint8_t used;
 	uint32_t nh;
 	uint32_t tag; /* the caller's (fib_route_tag) */
+	uint8_t len;
+	uint8_t used;
+	uint8_t key[]; /* kb bytes: an IPv4 rule is 16 bytes, IPv6 28 */
 };
 
 struct rules {
-	struct rule *slot;
-	size_t cap; /* power of two */
+	uint8_t *slot; /* cap slots of stride bytes */
+	size_t cap;    /* power of two */
 	size_t n;
+	size_t stride;
+	unsigned kb; /* key bytes: 4 or 16 */
 };
 
-static uint64_t rule_hash(const uint8_t key[16], unsigned len)
+static void rules_init(struct rules *r, unsigned kb)
 {
-	uint64_t a, b, h;
+	memset(r, 0, sizeof(*r));
+	r->kb = kb;
+	r->stride = (offsetof(struct rule, key) + kb + 3) & ~(size_t)3;
+}
 
-	memcpy(&a, key, 8);
-	memcpy(&b, key + 8, 8);
+static inline struct rule *slot_at(const struct rules *r, uint8_t *base,
+				   size_t i)
+{
+	(void)r;
+	return (struct rule *)(void *)(base + i * r->stride);
+}
+
+static uint64_t rule_hash(const uint8_t *key, unsigned kb, unsigned len)
+{
+	uint64_t a = 0, b = 0, h;
+
+	memcpy(&a, key, kb < 8 ? kb : 8);
+	if (kb > 8)
+		memcpy(&b, key + 8, kb - 8);
 	h = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ len) * 0xff51afd7ed558ccdull;
 	h ^= h >> 32;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	return h ^ (h >> 29);
 }
 
-static struct rule *rules_find(const struct rules *r, const uint8_t key[16],
+static struct rule *rules_find(const struct rules *r, const uint8_t *key,
 			       unsigned len)
 {
+	struct rule *x;
 	size_t i;
 
 	if (!r->cap)
 		return NULL;
-	for (i = rule_hash(key, len) & (r->cap - 1); r->slot[i].used;
-	     i = (i + 1) & (r->cap - 1))
-		if (r->slot[i].len == len && !memcmp(r->slot[i].key, key, 16))
-			return &r->slot[i];
+	for (i = rule_hash(key, r->kb, len) & (r->cap - 1);
+	     (x = slot_at(r, r->slot, i))->used; i = (i + 1) & (r->cap - 1))
+		if (x->len == len && !memcmp(x->key, key, r->kb))
+			return x;
 	return NULL;
 }
 
 static int rules_grow(struct rules *r)
 {
 	size_t cap = r->cap ? r->cap * 2 : 1024, i, j;
-	struct rule *s = calloc(cap, sizeof(*s));
+	uint8_t *s = calloc(cap, r->stride);
 
 	if (!s)
 		return -ENOMEM;
 	for (i = 0; i < r->cap; i++) {
-		if (!r->slot[i].used)
+		struct rule *x = slot_at(r, r->slot, i);
+
+		if (!x->used)
 			continue;
-		for (j = rule_hash(r->slot[i].key, r->slot[i].len) & (cap - 1);
-		     s[j].used; j = (j + 1) & (cap - 1))
+		for (j = rule_hash(x->key, r->kb, x->len) & (cap - 1);
+		     slot_at(r, s, j)->used; j = (j + 1) & (cap - 1))
 			;
-		s[j] = r->slot[i];
+		memcpy(slot_at(r, s, j), x, r->stride);
 	}
 	free(r->slot);
 	r->slot = s;
@@ -83,9 +103,10 @@ static int rules_grow(struct rules *r)
 	return 0;
 }
 
-static int rules_put(struct rules *r, const uint8_t key[16], unsigned len,
+static int rules_put(struct rules *r, const uint8_t *key, unsigned len,
 		     uint32_t nh)
 {
+	struct rule *x;
 	size_t i;
 	int err;
 
@@ -94,36 +115,41 @@ static int rules_put(struct rules *r, const uint8_t key[16], unsigned len,
 		if (err)
 			return err;
 	}
-	for (i = rule_hash(key, len) & (r->cap - 1); r->slot[i].used;
-	     i = (i + 1) & (r->cap - 1))
+	for (i = rule_hash(key, r->kb, len) & (r->cap - 1);
+	     slot_at(r, r->slot, i)->used; i = (i + 1) & (r->cap - 1))
 		;
-	memcpy(r->slot[i].key, key, 16);
-	r->slot[i].len = (uint8_t)len;
-	r->slot[i].nh = nh;
-	r->slot[i].tag = 0;
-	r->slot[i].used = 1;
+	x = slot_at(r, r->slot, i);
+	memcpy(x->key, key, r->kb);
+	x->len = (uint8_t)len;
+	x->nh = nh;
+	x->tag = 0;
+	x->used = 1;
 	r->n++;
 	return 0;
 }
 
 static void rules_del(struct rules *r, struct rule *victim)
 {
-	size_t i = (size_t)(victim - r->slot), j = i, home;
+	size_t i = (size_t)((uint8_t *)victim - r->slot) / r->stride, j = i;
+	size_t home;
 
 	/* backward shift: pull later members of the probe run into the hole */
 	for (;;) {
+		struct rule *x;
+
 		j = (j + 1) & (r->cap - 1);
-		if (!r->slot[j].used)
+		x = slot_at(r, r->slot, j);
+		if (!x->used)
 			break;
-		home = rule_hash(r->slot[j].key, r->slot[j].len) & (r->cap - 1);
+		home = rule_hash(x->key, r->kb, x->len) & (r->cap - 1);
 		/* j may move to i only if its home is not in (i, j] */
 		if ((j > i && (home <= i || home > j)) ||
 		    (j < i && (home <= i && home > j))) {
-			r->slot[i] = r->slot[j];
+			memcpy(slot_at(r, r->slot, i), x, r->stride);
 			i = j;
 		}
 	}
-	r->slot[i].used = 0;
+	slot_at(r, r->slot, i)->used = 0;
 	r->n--;
 }
 
@@ -187,6 +213,7 @@ static int lpm_init(struct lpm *l, unsigned key_bytes, uint32_t groups)
 	memset(l, 0, sizeof(*l));
 	l->key_bytes = key_bytes;
 	l->max_len = key_bytes * 8;
+	rules_init(&l->rules, key_bytes);
 	l->n_groups = groups;
 	/* calloc of this size is an mmap: untouched pages cost nothing */
 	l->tbl24 = calloc(TBL24_ENTRIES, sizeof(uint32_t));
@@ -517,11 +544,13 @@ int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg)
 	if (family != 4 && family != 6)
 		return -EINVAL;
 	for (i = 0; i < l->rules.cap; i++) {
-		const struct rule *r = &l->rules.slot[i];
+		const struct rule *r = slot_at(&l->rules, l->rules.slot, i);
+		uint8_t key[16] = {0};
 
 		if (!r->used)
 			continue;
-		ret = fn(arg, r->key, r->len, r->nh);
+		memcpy(key, r->key, l->rules.kb);
+		ret = fn(arg, key, r->len, r->nh);
 		if (ret)
 			return ret;
 	}
@@ -845,7 +874,7 @@ static uint64_t lpm_bytes(const struct lpm *l)
 {
 	return TBL24_ENTRIES * sizeof(uint32_t) +
 	       (uint64_t)l->next_group * GROUP_ENTRIES * sizeof(uint32_t) +
-	       l->rules.cap * sizeof(struct rule);
+	       l->rules.cap * l->rules.stride;
 }
 
 void fib_stats(const struct fib *fib, struct fib_stats *st)
