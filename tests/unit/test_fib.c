@@ -300,6 +300,18 @@ static void test_lpm_edges(void **state)
 	assert_int_equal(nh4[2], n3);
 	assert_int_equal(nh4[3], n4);
 	assert_int_equal(fib4_get(f, 0xc0a80180, 25), n3);
+	{
+		/* more than FIB_BULK_MAX at once: the same as one by one */
+		uint32_t many[150], got[150];
+		unsigned i;
+
+		for (i = 0; i < 150; i++)
+			many[i] =
+				a4[i % 4] + (i / 4) % 2 * 0x80u * (i % 4 == 1);
+		fib4_lookup_bulk(dp, many, got, 150);
+		for (i = 0; i < 150; i++)
+			assert_int_equal(got[i], fib4_lookup(dp, many[i]));
+	}
 	/* the /25 goes: its half falls back to the /24, the /32 stays */
 	assert_int_equal(fib4_del(f, 0xc0a80180, 25), 0);
 	assert_int_equal(fib4_lookup(dp, 0xc0a80181), n2);
