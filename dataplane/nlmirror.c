@@ -1,0 +1,1233 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * nlmirror.c - the kernel's routes, neighbours, addresses and links,
+ * mirrored into the FIB over rtnetlink with libmnl (see nlmirror.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/if.h>
+#include <linux/if_arp.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#include "nlmirror.h"
+
+/* Route tags kept with each FIB route: who installed it, and the metric. */
+#define TAG_KERNEL (1u << 31) /* a main-table route; low bits: metric */
+#define TAG_LOCAL  (1u << 30) /* one of the host's addresses */
+#define TAG_NEIGH  0u	      /* a neighbour's host route */
+#define TAG_SHADOW (1u << 29) /* kernel: a higher-metric route is behind */
+#define TAG_METRIC 0x1fffffffu
+
+/* What a FIB next-hop id stands for (map[id]): kind in the top bits. */
+#define MAP_SINGLE (1u << 30)
+#define MAP_GROUP  (2u << 30)
+#define MAP_KIND   (3u << 30)
+
+enum nh_kind { NH_GW = 1, NH_CONN = 2 };
+
+struct nh_key {
+	uint8_t kind;
+	uint8_t family;
+	uint8_t pad[2];
+	int32_t ifindex;
+	uint8_t addr[16]; /* the gateway / neighbour; zero for NH_CONN */
+};
+
+/* A next hop through (ifindex, gateway): shared by every route through it
+ * and by the neighbour of that address. */
+struct mnh {
+	struct nh_key key;
+	uint32_t fib_id; /* 0 while nothing uses it */
+	uint32_t refs;	 /* routes, groups, and 1 while the neighbour is */
+	uint8_t neigh;	 /* the kernel has a link-layer address for it */
+	uint8_t mac[6];
+	uint16_t state;
+};
+
+struct mgrp {
+	uint32_t members[FIB_MP_MAX]; /* FIB ids, in the kernel's order */
+	unsigned n;
+	uint32_t fib_id;
+	uint32_t refs;
+};
+
+struct nlmirror {
+	struct nlmirror_params p;
+	struct mnl_socket *ev;	/* multicast groups, resolve requests */
+	struct mnl_socket *req; /* dumps */
+	uint32_t req_portid, seq;
+	struct nlmirror_counters c;
+	bool resync;
+
+	struct mnh *nh; /* never shrinks: a key keeps its slot */
+	size_t n_nh, cap_nh;
+	uint32_t *nh_hash; /* slot + 1, 0 empty; power-of-two size */
+	size_t cap_hash;
+	struct mgrp *grp;
+	size_t n_grp, cap_grp;
+	uint32_t *map; /* FIB id -> MAP_* | index */
+	uint32_t map_size;
+	uint32_t nh_local, nh_drop;
+
+	struct nlmirror_link *links;
+	size_t n_links, cap_links;
+	struct nlmirror_addr *addrs;
+	size_t n_addrs, cap_addrs;
+	/* dump batches can be 32 KiB; room to spare avoids MSG_TRUNC */
+	char buf[65536];
+};
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t cap2 = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (cap2 < need)
+		cap2 *= 2;
+	p = realloc(*arr, cap2 * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = cap2;
+	return 0;
+}
+
+static unsigned alen(int family)
+{
+	return family == 4 ? 4 : 16;
+}
+
+static int fam_of(int af)
+{
+	return af == AF_INET ? 4 : af == AF_INET6 ? 6 : 0;
+}
+
+/* ---- next hops ---- */
+
+static uint64_t key_hash(const struct nh_key *k)
+{
+	const uint8_t *b = (const uint8_t *)k;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h ^ (h >> 31);
+}
+
+static int hash_insert(struct nlmirror *m, size_t slot)
+{
+	size_t i;
+
+	if ((m->n_nh + 1) * 2 > m->cap_hash) {
+		size_t cap = m->cap_hash ? m->cap_hash * 2 : 256, j;
+		uint32_t *h = calloc(cap, sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		for (j = 0; j < m->n_nh; j++) {
+			if (j == slot)
+				continue;
+			for (i = key_hash(&m->nh[j].key) & (cap - 1); h[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			h[i] = (uint32_t)j + 1;
+		}
+		free(m->nh_hash);
+		m->nh_hash = h;
+		m->cap_hash = cap;
+	}
+	for (i = key_hash(&m->nh[slot].key) & (m->cap_hash - 1); m->nh_hash[i];
+	     i = (i + 1) & (m->cap_hash - 1))
+		;
+	m->nh_hash[i] = (uint32_t)slot + 1;
+	return 0;
+}
+
+static struct mnh *nh_find(const struct nlmirror *m, const struct nh_key *k)
+{
+	size_t i;
+
+	if (!m->cap_hash)
+		return NULL;
+	for (i = key_hash(k) & (m->cap_hash - 1); m->nh_hash[i];
+	     i = (i + 1) & (m->cap_hash - 1)) {
+		struct mnh *n = &m->nh[m->nh_hash[i] - 1];
+
+		if (!memcmp(&n->key, k, sizeof(*k)))
+			return n;
+	}
+	return NULL;
+}
+
+static const struct nlmirror_link *link_of(const struct nlmirror *m,
+					   int ifindex)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].ifindex == ifindex)
+			return &m->links[i];
+	return NULL;
+}
+
+static void nh_info(const struct nlmirror *m, const struct mnh *n,
+		    struct fib_nh_info *in)
+{
+	const struct nlmirror_link *l = link_of(m, n->key.ifindex);
+
+	memset(in, 0, sizeof(*in));
+	in->port = l && l->port >= 0 ? (uint16_t)l->port : FIB_PORT_NONE;
+	if (n->key.kind == NH_CONN) {
+		in->flags = FIB_NH_F_CONNECTED;
+	} else if (n->neigh) {
+		in->flags = FIB_NH_F_NEIGH;
+		memcpy(in->mac, n->mac, 6);
+	}
+}
+
+static void nh_sync(struct nlmirror *m, struct mnh *n)
+{
+	struct fib_nh_info in;
+
+	if (!n->fib_id)
+		return;
+	nh_info(m, n, &in);
+	fib_nh_set(m->p.fib, n->fib_id, &in);
+}
+
+/* A reference to the next hop of key, created if need be. */
+static struct mnh *nh_get(struct nlmirror *m, const struct nh_key *k)
+{
+	struct mnh *n = nh_find(m, k);
+	struct fib_nh_info in;
+	int id;
+
+	if (!n) {
+		if (grow((void **)&m->nh, &m->cap_nh, m->n_nh + 1,
+			 sizeof(*m->nh)))
+			return NULL;
+		n = &m->nh[m->n_nh];
+		memset(n, 0, sizeof(*n));
+		n->key = *k;
+		if (hash_insert(m, m->n_nh))
+			return NULL;
+		m->n_nh++;
+	}
+	if (!n->fib_id) {
+		nh_info(m, n, &in);
+		id = fib_nh_alloc(m->p.fib, &in);
+		if (id < 0) {
+			m->c.fib_errors++;
+			return NULL;
+		}
+		n->fib_id = (uint32_t)id;
+		if ((uint32_t)id < m->map_size)
+			m->map[id] = MAP_SINGLE | (uint32_t)(n - m->nh);
+	}
+	n->refs++;
+	return n;
+}
+
+static void nh_put(struct nlmirror *m, struct mnh *n)
+{
+	if (--n->refs)
+		return;
+	if (n->fib_id < m->map_size)
+		m->map[n->fib_id] = 0;
+	fib_nh_free(m->p.fib, n->fib_id);
+	n->fib_id = 0;
+}
+
+static void grp_put(struct nlmirror *m, struct mgrp *g);
+
+/* Drop a reference to whatever FIB next hop id stands for. */
+static void id_put(struct nlmirror *m, uint32_t id)
+{
+	uint32_t v;
+
+	if (id == m->nh_local || id == m->nh_drop || id >= m->map_size)
+		return;
+	v = m->map[id];
+	if ((v & MAP_KIND) == MAP_SINGLE)
+		nh_put(m, &m->nh[v & ~MAP_KIND]);
+	else if ((v & MAP_KIND) == MAP_GROUP)
+		grp_put(m, &m->grp[v & ~MAP_KIND]);
+}
+
+static void grp_put(struct nlmirror *m, struct mgrp *g)
+{
+	unsigned i;
+
+	if (--g->refs)
+		return;
+	if (g->fib_id < m->map_size)
+		m->map[g->fib_id] = 0;
+	fib_nh_free(m->p.fib, g->fib_id);
+	g->fib_id = 0;
+	for (i = 0; i < g->n; i++)
+		id_put(m, g->members[i]);
+	g->n = 0;
+}
+
+/* A reference to the group of these members (each already referenced:
+ * the group keeps those references, or gives them back if it exists). */
+static uint32_t grp_get(struct nlmirror *m, const uint32_t *ids, unsigned n)
+{
+	struct mgrp *g, *free_g = NULL;
+	size_t i;
+	unsigned k;
+	int id;
+
+	for (i = 0; i < m->n_grp; i++) {
+		g = &m->grp[i];
+		if (!g->fib_id) {
+			free_g = free_g ? free_g : g;
+			continue;
+		}
+		if (g->n == n && !memcmp(g->members, ids, n * sizeof(*ids))) {
+			for (k = 0; k < n; k++)
+				id_put(m, ids[k]);
+			g->refs++;
+			return g->fib_id;
+		}
+	}
+	id = fib_nh_group_alloc(m->p.fib, ids, n);
+	if (id < 0)
+		goto err;
+	if (!free_g) {
+		if (grow((void **)&m->grp, &m->cap_grp, m->n_grp + 1,
+			 sizeof(*m->grp))) {
+			fib_nh_free(m->p.fib, (uint32_t)id);
+			goto err;
+		}
+		free_g = &m->grp[m->n_grp++];
+	}
+	memcpy(free_g->members, ids, n * sizeof(*ids));
+	free_g->n = n;
+	free_g->fib_id = (uint32_t)id;
+	free_g->refs = 1;
+	if ((uint32_t)id < m->map_size)
+		m->map[id] = MAP_GROUP | (uint32_t)(free_g - m->grp);
+	return (uint32_t)id;
+err:
+	m->c.fib_errors++;
+	for (k = 0; k < n; k++)
+		id_put(m, ids[k]);
+	return FIB_NH_NONE;
+}
+
+/* ---- routes in the FIB ---- */
+
+static void key_bytes(int family, const uint8_t *addr, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	memcpy(out, addr, alen(family));
+}
+
+static uint32_t route_get(struct nlmirror *m, int family, const uint8_t *k,
+			  unsigned len, uint32_t **tag)
+{
+	uint32_t nh;
+
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, k, 4);
+		nh = fib4_get(m->p.fib, ntohl(a), len);
+	} else {
+		nh = fib6_get(m->p.fib, k, len);
+	}
+	*tag = nh ? fib_route_tag(m->p.fib, family, k, len) : NULL;
+	return nh;
+}
+
+/* Install prefix -> nh (a reference the route takes over) with tag,
+ * unless a route that wins over it holds the prefix. */
+static void route_set(struct nlmirror *m, int family, const uint8_t *k,
+		      unsigned len, uint32_t nh, uint32_t tag)
+{
+	uint32_t *old_tag, old = route_get(m, family, k, len, &old_tag);
+	int err;
+
+	if (old && old_tag) {
+		bool wins;
+
+		if (tag == TAG_NEIGH)
+			wins = false; /* any route beats a neighbour's */
+		else if (tag & TAG_LOCAL)
+			wins = true;
+		else if (*old_tag & TAG_LOCAL)
+			wins = false;
+		else if (*old_tag & TAG_KERNEL)
+			wins = (tag & TAG_METRIC) <= (*old_tag & TAG_METRIC);
+		else
+			wins = true;
+		if (!wins) {
+			if ((tag & TAG_KERNEL) && (*old_tag & TAG_KERNEL)) {
+				m->c.routes_shadowed++;
+				*old_tag |= TAG_SHADOW;
+			}
+			id_put(m, nh);
+			return;
+		}
+		if ((tag & TAG_KERNEL) && (*old_tag & TAG_KERNEL)) {
+			/* same metric: a replace, whatever was behind stays
+			 * behind; lower: the old route goes behind */
+			if ((tag & TAG_METRIC) == (*old_tag & TAG_METRIC))
+				tag |= *old_tag & TAG_SHADOW;
+			else
+				tag |= TAG_SHADOW;
+		}
+	}
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, k, 4);
+		err = fib4_add(m->p.fib, ntohl(a), len, nh);
+	} else {
+		err = fib6_add(m->p.fib, k, len, nh);
+	}
+	if (err) {
+		m->c.fib_errors++;
+		id_put(m, nh);
+		return;
+	}
+	*fib_route_tag(m->p.fib, family, k, len) = tag;
+	if (old)
+		id_put(m, old);
+	if (tag & TAG_KERNEL)
+		m->c.routes_added++;
+	if (m->p.on_route)
+		m->p.on_route(m->p.arg, NLMIRROR_ROUTE_ADD, family, k, len, nh);
+}
+
+/* Remove prefix if the route there is the one described (by tag kind and,
+ * for kernel routes, metric; for neighbour routes, next hop). */
+static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
+			  unsigned len);
+
+static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
+			unsigned len, uint32_t tag, uint32_t nh)
+{
+	uint32_t *old_tag, old = route_get(m, family, k, len, &old_tag);
+	bool behind;
+
+	if (!old || !old_tag)
+		return;
+	if ((tag & TAG_KERNEL) && (*old_tag & ~TAG_SHADOW) != tag)
+		return;
+	behind = *old_tag & TAG_SHADOW;
+	if ((tag & TAG_LOCAL) && !(*old_tag & TAG_LOCAL))
+		return;
+	if (tag == TAG_NEIGH && (*old_tag != TAG_NEIGH || old != nh))
+		return;
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, k, 4);
+		fib4_del(m->p.fib, ntohl(a), len);
+	} else {
+		fib6_del(m->p.fib, k, len);
+	}
+	id_put(m, old);
+	if (tag & TAG_KERNEL)
+		m->c.routes_deleted++;
+	/* a route of this prefix with a higher metric was behind it: the
+	 * kernel's own lookup says which one wins now */
+	if (behind)
+		ask_fib_match(m, family, k, len);
+	if (m->p.on_route)
+		m->p.on_route(m->p.arg, NLMIRROR_ROUTE_DEL, family, k, len,
+			      old);
+}
+
+/* ---- netlink messages ---- */
+
+#define ATTR_MAX 64
+_Static_assert(RTA_MAX < ATTR_MAX && IFLA_MAX < ATTR_MAX &&
+		       NDA_MAX < ATTR_MAX && IFA_MAX < ATTR_MAX,
+	       "attribute table too small");
+
+static int attrs_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(a);
+
+	if (type >= 0 && type < ATTR_MAX)
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static bool attr_addr(const struct nlattr *a, int family, uint8_t *out)
+{
+	if (!a || mnl_attr_get_payload_len(a) < alen(family))
+		return false;
+	memcpy(out, mnl_attr_get_payload(a), alen(family));
+	return true;
+}
+
+struct path {
+	int ifindex;
+	bool gw;
+	uint8_t addr[16];
+};
+
+static uint32_t path_ref(struct nlmirror *m, int family, const struct path *p)
+{
+	struct nh_key k = {.kind = p->gw ? NH_GW : NH_CONN,
+			   .family = (uint8_t)family,
+			   .ifindex = p->ifindex};
+	struct mnh *n;
+
+	if (p->gw)
+		memcpy(k.addr, p->addr, alen(family));
+	n = nh_get(m, &k);
+	return n ? n->fib_id : FIB_NH_NONE;
+}
+
+static bool path_is(const struct nlmirror *m, uint32_t id, int family,
+		    const struct path *p)
+{
+	const struct mnh *n;
+
+	if (id >= m->map_size || (m->map[id] & MAP_KIND) != MAP_SINGLE)
+		return false;
+	n = &m->nh[m->map[id] & ~MAP_KIND];
+	if (n->key.family != family || n->key.ifindex != p->ifindex ||
+	    n->key.kind != (p->gw ? NH_GW : NH_CONN))
+		return false;
+	return !p->gw || !memcmp(n->key.addr, p->addr, alen(family));
+}
+
+/*
+ * A route delete. IPv6 deletes one path of a multipath route on its own
+ * (`ip -6 route del P via G`: one RTM_DELROUTE with that path, no new
+ * route for the rest), so paths that leave a group the others of which
+ * remain make a smaller group; a delete naming every path (IPv4 always
+ * does) removes the route.
+ */
+static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
+			    unsigned len, uint32_t tag,
+			    const struct path *paths, unsigned n)
+{
+	uint32_t *cur_tag, cur = route_get(m, family, k, len, &cur_tag);
+	uint32_t members[FIB_MP_MAX], keep[FIB_MP_MAX];
+	unsigned cnt = FIB_MP_MAX, kept = 0, i, j;
+
+	if (!cur || !cur_tag || (*cur_tag & ~TAG_SHADOW) != tag ||
+	    cur >= m->map_size || (m->map[cur] & MAP_KIND) != MAP_GROUP ||
+	    fib_nh_group_get(m->p.fib, cur, members, &cnt)) {
+		route_unset(m, family, k, len, tag, 0);
+		return;
+	}
+	for (i = 0; i < cnt; i++) {
+		for (j = 0; j < n && !path_is(m, members[i], family, &paths[j]);
+		     j++)
+			;
+		if (j == n)
+			keep[kept++] = members[i];
+	}
+	if (!kept || kept == cnt) {
+		route_unset(m, family, k, len, tag, 0);
+		return;
+	}
+	/* the remaining paths, referenced again for their new owner */
+	for (i = 0; i < kept; i++)
+		m->nh[m->map[keep[i]] & ~MAP_KIND].refs++;
+	route_set(m, family, k, len,
+		  kept == 1 ? keep[0] : grp_get(m, keep, kept), tag);
+}
+
+static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[ATTR_MAX] = {0};
+	int family = fam_of(rt->rtm_family);
+	uint32_t table = rt->rtm_table, metric = 0, nh = FIB_NH_NONE, tag;
+	struct path paths[FIB_MP_MAX];
+	unsigned n = 0, i;
+	uint8_t k[16] = {0};
+
+	if (!family)
+		return;
+	mnl_attr_parse(nlh, sizeof(*rt), attrs_cb, tb);
+	if (tb[RTA_TABLE])
+		table = mnl_attr_get_u32(tb[RTA_TABLE]);
+	if (table != m->p.table || (rt->rtm_flags & RTM_F_CLONED) ||
+	    (rt->rtm_type != RTN_UNICAST && rt->rtm_type != RTN_BLACKHOLE &&
+	     rt->rtm_type != RTN_UNREACHABLE && rt->rtm_type != RTN_PROHIBIT)) {
+		m->c.routes_ignored++;
+		return;
+	}
+	if (tb[RTA_NH_ID] || tb[RTA_VIA]) {
+		m->c.routes_unsupported++;
+		return;
+	}
+	if (rt->rtm_dst_len > alen(family) * 8 ||
+	    (rt->rtm_dst_len && !attr_addr(tb[RTA_DST], family, k)))
+		return;
+	if (tb[RTA_PRIORITY])
+		metric = mnl_attr_get_u32(tb[RTA_PRIORITY]);
+	tag = TAG_KERNEL | (metric < TAG_METRIC ? metric : TAG_METRIC);
+	/* the prefix as the FIB keeps it: masked */
+	for (i = rt->rtm_dst_len; i < 128; i++)
+		k[i / 8] &= (uint8_t) ~(0x80 >> (i % 8));
+
+	if (tb[RTA_MULTIPATH]) {
+		const struct rtnexthop *rtnh =
+			mnl_attr_get_payload(tb[RTA_MULTIPATH]);
+		int left = (int)mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
+
+		while (left >= (int)sizeof(*rtnh) &&
+		       rtnh->rtnh_len >= sizeof(*rtnh) &&
+		       rtnh->rtnh_len <= left && n < FIB_MP_MAX) {
+			const struct nlattr *nt[ATTR_MAX] = {0};
+
+			mnl_attr_parse_payload(RTNH_DATA(rtnh),
+					       rtnh->rtnh_len - sizeof(*rtnh),
+					       attrs_cb, nt);
+			if (nt[RTA_VIA]) {
+				m->c.routes_unsupported++;
+				return;
+			}
+			paths[n].ifindex = rtnh->rtnh_ifindex;
+			paths[n].gw = attr_addr(nt[RTA_GATEWAY], family,
+						paths[n].addr);
+			n++;
+			left -= RTNH_ALIGN(rtnh->rtnh_len);
+			rtnh = RTNH_NEXT(rtnh);
+		}
+	} else {
+		paths[0].ifindex =
+			tb[RTA_OIF] ? (int)mnl_attr_get_u32(tb[RTA_OIF]) : 0;
+		paths[0].gw = attr_addr(tb[RTA_GATEWAY], family, paths[0].addr);
+		n = 1;
+	}
+	if (nlh->nlmsg_type == RTM_DELROUTE) {
+		route_del_paths(m, family, k, rt->rtm_dst_len, tag, paths, n);
+		return;
+	}
+	if (rt->rtm_type != RTN_UNICAST) {
+		route_set(m, family, k, rt->rtm_dst_len, m->nh_drop, tag);
+		return;
+	}
+	if (n == 1) {
+		nh = path_ref(m, family, &paths[0]);
+	} else if (n > 1) {
+		uint32_t ids[FIB_MP_MAX];
+
+		for (i = 0; i < n; i++) {
+			ids[i] = path_ref(m, family, &paths[i]);
+			if (ids[i] == FIB_NH_NONE) {
+				while (i--)
+					id_put(m, ids[i]);
+				return;
+			}
+		}
+		nh = grp_get(m, ids, n);
+	}
+	if (nh == FIB_NH_NONE)
+		return;
+	route_set(m, family, k, rt->rtm_dst_len, nh, tag);
+}
+
+static bool nud_valid(uint16_t state)
+{
+	return state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE |
+			NUD_PERMANENT | NUD_NOARP);
+}
+
+static void on_neigh(struct nlmirror *m, const struct nlmsghdr *nlh)
+{
+	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[ATTR_MAX] = {0};
+	int family = fam_of(nd->ndm_family);
+	struct nh_key k = {.kind = NH_GW, .ifindex = nd->ndm_ifindex};
+	bool valid;
+	struct mnh *n;
+
+	if (!family)
+		return;
+	mnl_attr_parse(nlh, sizeof(*nd), attrs_cb, tb);
+	k.family = (uint8_t)family;
+	if (!attr_addr(tb[NDA_DST], family, k.addr))
+		return;
+	/* multicast "neighbours" (NOARP, MAC derived from the group) are
+	 * not next hops */
+	if (family == 4 ? (k.addr[0] & 0xf0) == 0xe0 : k.addr[0] == 0xff)
+		return;
+	valid = nlh->nlmsg_type == RTM_NEWNEIGH && nud_valid(nd->ndm_state) &&
+		tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6;
+	m->c.neigh_updates++;
+	n = nh_find(m, &k);
+	if (valid) {
+		uint8_t key[16];
+
+		if (!n || !n->neigh) {
+			n = nh_get(m, &k); /* the neighbour's reference */
+			if (!n)
+				return;
+			n->neigh = 1;
+			memcpy(n->mac, mnl_attr_get_payload(tb[NDA_LLADDR]), 6);
+			n->state = nd->ndm_state;
+			nh_sync(m, n);
+			key_bytes(family, k.addr, key);
+			n->refs++; /* the host route's */
+			route_set(m, family, key, alen(family) * 8, n->fib_id,
+				  TAG_NEIGH);
+			return;
+		}
+		memcpy(n->mac, mnl_attr_get_payload(tb[NDA_LLADDR]), 6);
+		n->state = nd->ndm_state;
+		nh_sync(m, n);
+		return;
+	}
+	if (n && n->neigh) {
+		uint8_t key[16];
+
+		n->neigh = 0;
+		n->state = nd->ndm_state;
+		nh_sync(m, n);
+		key_bytes(family, k.addr, key);
+		n->refs++; /* route_unset drops the route's if it goes */
+		route_unset(m, family, key, alen(family) * 8, TAG_NEIGH,
+			    n->fib_id);
+		nh_put(m, n);
+		nh_put(m, n); /* the neighbour's */
+	}
+}
+
+static void on_addr(struct nlmirror *m, const struct nlmsghdr *nlh)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[ATTR_MAX] = {0};
+	int family = fam_of(ifa->ifa_family);
+	struct nlmirror_addr a = {.family = family,
+				  .ifindex = (int)ifa->ifa_index,
+				  .prefixlen = ifa->ifa_prefixlen};
+	uint8_t key[16];
+	size_t i;
+
+	if (!family)
+		return;
+	mnl_attr_parse(nlh, sizeof(*ifa), attrs_cb, tb);
+	if (!attr_addr(tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS], family,
+		       a.addr))
+		return;
+	m->c.addr_updates++;
+	key_bytes(family, a.addr, key);
+	for (i = 0; i < m->n_addrs; i++)
+		if (m->addrs[i].family == family &&
+		    m->addrs[i].ifindex == a.ifindex &&
+		    !memcmp(m->addrs[i].addr, a.addr, 16))
+			break;
+	if (nlh->nlmsg_type == RTM_NEWADDR) {
+		if (i == m->n_addrs) {
+			if (grow((void **)&m->addrs, &m->cap_addrs,
+				 m->n_addrs + 1, sizeof(a)))
+				return;
+			m->n_addrs++;
+		}
+		m->addrs[i] = a;
+		route_set(m, family, key, alen(family) * 8, m->nh_local,
+			  TAG_LOCAL);
+		return;
+	}
+	if (i == m->n_addrs)
+		return;
+	m->addrs[i] = m->addrs[--m->n_addrs];
+	for (i = 0; i < m->n_addrs; i++)
+		if (m->addrs[i].family == family &&
+		    !memcmp(m->addrs[i].addr, a.addr, 16))
+			return; /* the address is still the host's elsewhere */
+	route_unset(m, family, key, alen(family) * 8, TAG_LOCAL, 0);
+}
+
+static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[ATTR_MAX] = {0};
+	struct nlmirror_link l = {.ifindex = ifi->ifi_index, .port = -1};
+	size_t i;
+	int old_port = -2;
+
+	mnl_attr_parse(nlh, sizeof(*ifi), attrs_cb, tb);
+	m->c.link_updates++;
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].ifindex == ifi->ifi_index)
+			break;
+	if (nlh->nlmsg_type == RTM_DELLINK) {
+		if (i < m->n_links)
+			m->links[i] = m->links[--m->n_links];
+		return;
+	}
+	if (tb[IFLA_IFNAME])
+		snprintf(l.name, sizeof(l.name), "%s",
+			 mnl_attr_get_str(tb[IFLA_IFNAME]));
+	if (tb[IFLA_MTU])
+		l.mtu = mnl_attr_get_u32(tb[IFLA_MTU]);
+	if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
+		memcpy(l.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
+	l.up = !!(ifi->ifi_flags & IFF_UP);
+	if (m->p.port_of)
+		l.port = m->p.port_of(m->p.arg, l.ifindex, l.name);
+	if (i == m->n_links) {
+		if (grow((void **)&m->links, &m->cap_links, m->n_links + 1,
+			 sizeof(l)))
+			return;
+		m->n_links++;
+	} else {
+		old_port = m->links[i].port;
+	}
+	m->links[i] = l;
+	/* new, or it became (or stopped being) a ferry port */
+	if (old_port != l.port)
+		for (i = 0; i < m->n_nh; i++)
+			if (m->nh[i].key.ifindex == l.ifindex)
+				nh_sync(m, &m->nh[i]);
+}
+
+static int msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlmirror *m = data;
+
+	m->c.messages++;
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		on_route(m, nlh);
+		break;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		on_neigh(m, nlh);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		on_addr(m, nlh);
+		break;
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		on_link(m, nlh);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* An error answer to a resolve request: counted, not fatal to the batch. */
+static int err_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlmirror *m = data;
+
+	(void)nlh;
+	m->c.netlink_errors++;
+	return MNL_CB_OK;
+}
+
+static int noop_cb(const struct nlmsghdr *nlh, void *data)
+{
+	(void)nlh;
+	(void)data;
+	return MNL_CB_OK;
+}
+
+/* One dump on the request socket, applied as it arrives. */
+static int dump(struct nlmirror *m, uint16_t type, int af)
+{
+	char *buf = m->buf;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtgenmsg *g;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = ++m->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->rtgen_family = (uint8_t)af;
+	if (mnl_socket_sendto(m->req, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = mnl_socket_recvfrom(m->req, buf, sizeof(m->buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)n, m->seq, m->req_portid, msg_cb,
+				 m);
+		if (ret < 0)
+			return -errno;
+		if (ret == MNL_CB_STOP)
+			return 0;
+	}
+}
+
+static int dump_all(struct nlmirror *m)
+{
+	static const uint16_t types[] = {RTM_GETLINK, RTM_GETADDR, RTM_GETNEIGH,
+					 RTM_GETROUTE};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		err = dump(m, types[i], AF_UNSPEC);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int nlmirror_process(struct nlmirror *m)
+{
+	/* an error answer to a resolve request must not end the batch */
+	mnl_cb_t ctl[NLMSG_MIN_TYPE] = {
+		[NLMSG_NOOP] = noop_cb,
+		[NLMSG_ERROR] = err_cb,
+		[NLMSG_DONE] = noop_cb,
+		[NLMSG_OVERRUN] = noop_cb,
+	};
+	char *buf = m->buf;
+	uint64_t before = m->c.messages;
+	ssize_t n;
+	int err;
+
+	if (m->resync) {
+		m->resync = false;
+		err = dump_all(m);
+		if (err)
+			return err;
+	}
+	for (;;) {
+		n = recv(mnl_socket_get_fd(m->ev), buf, sizeof(m->buf),
+			 MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == ENOBUFS) {
+				/* the kernel dropped events: start over */
+				m->c.overruns++;
+				m->resync = true;
+				continue;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		mnl_cb_run2(buf, (size_t)n, 0, 0, msg_cb, m, ctl,
+			    NLMSG_MIN_TYPE);
+	}
+	if (m->resync) {
+		m->resync = false;
+		err = dump_all(m);
+		if (err)
+			return err;
+	}
+	return (int)(m->c.messages - before);
+}
+
+/*
+ * RTM_GETROUTE with RTM_F_FIB_MATCH for the prefix's first address: the
+ * kernel answers with the FIB entry its lookup matches (`ip route get
+ * fibmatch`), i.e. the best remaining route of this prefix if there is
+ * one, on the event socket, where process() applies it like any other.
+ * No route at all comes back as an error, counted.
+ */
+static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
+			  unsigned len)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct rtmsg *rt;
+
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = ++m->seq;
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtm_family = family == 4 ? AF_INET : AF_INET6;
+	rt->rtm_dst_len = (uint8_t)(alen(family) * 8);
+	rt->rtm_flags = RTM_F_FIB_MATCH;
+	rt->rtm_table =
+		(uint8_t)(m->p.table < 256 ? m->p.table : RT_TABLE_UNSPEC);
+	mnl_attr_put(nlh, RTA_DST, alen(family), k);
+	(void)len;
+	if (mnl_socket_sendto(m->ev, nlh, nlh->nlmsg_len) >= 0)
+		m->c.fib_match_asked++;
+}
+
+int nlmirror_route_port(const struct nlmirror *m, int port,
+			struct route_port *out)
+{
+	const struct nlmirror_link *l = NULL;
+	bool ll = false;
+	size_t i;
+
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].port == port)
+			l = &m->links[i];
+	if (!l)
+		return -ENOENT;
+	memcpy(out->mac, l->mac, 6);
+	out->mtu = (uint16_t)(l->mtu > 0xffff ? 0xffff : l->mtu);
+	out->ip4 = 0;
+	out->has_ip6 = 0;
+	for (i = 0; i < m->n_addrs; i++) {
+		const struct nlmirror_addr *a = &m->addrs[i];
+		bool a_ll = a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80;
+
+		if (a->ifindex != l->ifindex)
+			continue;
+		if (a->family == 4 && !out->ip4) {
+			out->ip4 = (uint32_t)a->addr[0] << 24 |
+				   (uint32_t)a->addr[1] << 16 |
+				   (uint32_t)a->addr[2] << 8 | a->addr[3];
+		} else if (a->family == 6 && (!out->has_ip6 || (ll && !a_ll))) {
+			memcpy(out->ip6, a->addr, 16);
+			out->has_ip6 = 1;
+			ll = a_ll;
+		}
+	}
+	return 0;
+}
+
+void nlmirror_ports_changed(struct nlmirror *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->n_links; i++) {
+		struct nlmirror_link *l = &m->links[i];
+		int port = m->p.port_of
+				   ? m->p.port_of(m->p.arg, l->ifindex, l->name)
+				   : -1;
+
+		if (port == l->port)
+			continue;
+		l->port = port;
+		for (j = 0; j < m->n_nh; j++)
+			if (m->nh[j].key.ifindex == l->ifindex)
+				nh_sync(m, &m->nh[j]);
+	}
+}
+
+int nlmirror_resolve(struct nlmirror *m, int family, const uint8_t *addr,
+		     int ifindex)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *nd;
+
+	if (family != 4 && family != 6)
+		return -EINVAL;
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	/* no ACK: the answer is the neighbour event, errors are counted */
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_seq = ++m->seq;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = family == 4 ? AF_INET : AF_INET6;
+	nd->ndm_ifindex = ifindex;
+	nd->ndm_state = NUD_NONE;
+	/* NTF_USE: neigh_event_send(), as if a packet waited for it */
+	nd->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, alen(family), addr);
+	if (mnl_socket_sendto(m->ev, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	m->c.resolve_sent++;
+	return 0;
+}
+
+int nlmirror_nh_target(const struct nlmirror *m, uint32_t nh, int *family,
+		       uint8_t addr[16], int *ifindex)
+{
+	const struct mnh *n;
+
+	if (nh >= m->map_size || (m->map[nh] & MAP_KIND) != MAP_SINGLE)
+		return -ENOENT;
+	n = &m->nh[m->map[nh] & ~MAP_KIND];
+	*family = n->key.family;
+	*ifindex = n->key.ifindex;
+	memcpy(addr, n->key.addr, 16);
+	return n->key.kind == NH_GW ? 0 : -ENOENT;
+}
+
+/* ---- object ---- */
+
+struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
+{
+	const unsigned groups = RTMGRP_LINK | RTMGRP_NEIGH |
+				RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
+				RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+	struct fib_nh_info local = {.port = FIB_PORT_NONE,
+				    .flags = FIB_NH_F_LOCAL};
+	struct fib_nh_info drop = {.port = FIB_PORT_NONE,
+				   .flags = FIB_NH_F_DROP};
+	struct fib_stats st;
+	struct nlmirror *m;
+	int rcvbuf = 32 << 20, id, err = ENOMEM;
+
+	if (!p || !p->fib) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->p = *p;
+	if (!m->p.table)
+		m->p.table = RT_TABLE_MAIN;
+	fib_stats(p->fib, &st);
+	m->map_size = st.nh_max;
+	m->map = calloc(m->map_size, sizeof(*m->map));
+	if (!m->map)
+		goto err_m;
+	id = fib_nh_alloc(p->fib, &local);
+	if (id < 0) {
+		err = -id;
+		goto err_nh;
+	}
+	m->nh_local = (uint32_t)id;
+	id = fib_nh_alloc(p->fib, &drop);
+	if (id < 0) {
+		err = -id;
+		goto err_nh;
+	}
+	m->nh_drop = (uint32_t)id;
+
+	/* subscribe first: what changes during the dump is not lost */
+	m->ev = mnl_socket_open(NETLINK_ROUTE);
+	if (!m->ev) {
+		err = errno;
+		goto err_nh;
+	}
+	/* a burst of route changes (a routing daemon's full table) must not
+	 * overrun the socket; FORCE works for root, the plain one otherwise */
+	if (setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUFFORCE,
+		       &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUF,
+			   &rcvbuf, sizeof(rcvbuf));
+	if (mnl_socket_bind(m->ev, groups, MNL_SOCKET_AUTOPID) < 0) {
+		err = errno;
+		goto err_ev;
+	}
+	fcntl(mnl_socket_get_fd(m->ev), F_SETFL,
+	      fcntl(mnl_socket_get_fd(m->ev), F_GETFL) | O_NONBLOCK);
+	m->req = mnl_socket_open(NETLINK_ROUTE);
+	if (!m->req) {
+		err = errno;
+		goto err_ev;
+	}
+	if (mnl_socket_bind(m->req, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = errno;
+		goto err_req;
+	}
+	m->req_portid = mnl_socket_get_portid(m->req);
+	m->seq = (uint32_t)time(NULL);
+	err = dump_all(m);
+	if (err) {
+		err = -err;
+		goto err_req;
+	}
+	return m;
+
+err_req:
+	mnl_socket_close(m->req);
+err_ev:
+	mnl_socket_close(m->ev);
+err_nh:
+	free(m->map);
+	free(m->nh);
+	free(m->nh_hash);
+	free(m->grp);
+	free(m->links);
+	free(m->addrs);
+err_m:
+	free(m);
+	errno = err;
+	return NULL;
+}
+
+void nlmirror_destroy(struct nlmirror *m)
+{
+	if (!m)
+		return;
+	mnl_socket_close(m->ev);
+	mnl_socket_close(m->req);
+	free(m->map);
+	free(m->nh);
+	free(m->nh_hash);
+	free(m->grp);
+	free(m->links);
+	free(m->addrs);
+	free(m);
+}
+
+int nlmirror_fd(const struct nlmirror *m)
+{
+	return mnl_socket_get_fd(m->ev);
+}
+
+void nlmirror_counters(const struct nlmirror *m, struct nlmirror_counters *c)
+{
+	*c = m->c;
+}
+
+int nlmirror_walk_neigh(const struct nlmirror *m, nlmirror_neigh_fn fn,
+			void *arg)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < m->n_nh; i++) {
+		const struct mnh *n = &m->nh[i];
+		struct nlmirror_neigh v;
+
+		if (!n->neigh)
+			continue;
+		v = (struct nlmirror_neigh){.family = n->key.family,
+					    .ifindex = n->key.ifindex,
+					    .state = n->state,
+					    .nh = n->fib_id};
+		memcpy(v.addr, n->key.addr, 16);
+		memcpy(v.mac, n->mac, 6);
+		ret = fn(arg, &v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int nlmirror_walk_links(const struct nlmirror *m, nlmirror_link_fn fn,
+			void *arg)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < m->n_links; i++) {
+		ret = fn(arg, &m->links[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int nlmirror_walk_addrs(const struct nlmirror *m, nlmirror_addr_fn fn,
+			void *arg)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < m->n_addrs; i++) {
+		ret = fn(arg, &m->addrs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

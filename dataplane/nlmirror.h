@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * nlmirror.h - the kernel as the router's control plane: follow the main
+ * table's routes (IPv4, IPv6, multipath), the neighbours, addresses and
+ * links over rtnetlink (libmnl), and apply them to a struct fib.
+ *
+ * What goes into the FIB:
+ *   - every unicast route of the main table, its next hop (ifindex,
+ *     gateway) a FIB next hop shared by every route through it, carrying
+ *     the neighbour's MAC once the kernel knows it; on-link routes (no
+ *     gateway) a CONNECTED next hop per interface; RTA_MULTIPATH a group;
+ *     blackhole / unreachable / prohibit a DROP next hop;
+ *   - each neighbour with a link-layer address as a host route (/32, /128)
+ *     to its own next hop, so on-link destinations forward once resolved
+ *     (a kernel route of the same prefix wins over it);
+ *   - each of the host's addresses as a host route to a LOCAL next hop.
+ * Of several kernel routes for one prefix (metrics), the lowest metric is
+ * installed; the others are counted as shadowed and not remembered: when
+ * the installed one is deleted, the mirror asks the kernel which route of
+ * the prefix now wins (RTM_GETROUTE, RTM_F_FIB_MATCH) and installs that. Nexthop objects (RTA_NH_ID) and IPv4 via IPv6 are counted as
+ * unsupported.
+ *
+ * Driven by the caller's loop: nlmirror_create() does the initial dump
+ * (blocking, once), then poll nlmirror_fd() and call nlmirror_process(),
+ * which never blocks. A socket overrun (ENOBUFS: events were lost) is
+ * counted and answered by a full re-dump on the next process() call.
+ * Control thread only; the FIB's readers are never stopped (fib.h).
+ */
+#ifndef FERRY_NLMIRROR_H
+#define FERRY_NLMIRROR_H
+
+#include <stdint.h>
+
+#include "fib.h"
+#include "route.h"
+
+struct nlmirror;
+
+#define NLMIRROR_COUNTERS(X)                                                   \
+	X(messages)	/* netlink messages read */                            \
+	X(routes_added) /* installed or replaced in the FIB */                 \
+	X(routes_deleted)                                                      \
+	X(routes_ignored)     /* other tables, types, cloned */                \
+	X(routes_shadowed)    /* a lower-metric route holds the prefix */      \
+	X(fib_match_asked)    /* after a delete: which route wins now? */      \
+	X(routes_unsupported) /* nexthop objects, IPv4 via IPv6 */             \
+	X(neigh_updates)                                                       \
+	X(addr_updates)                                                        \
+	X(link_updates)                                                        \
+	X(fib_errors)	  /* the FIB refused (full, ...) */                    \
+	X(resolve_sent)	  /* RTM_NEWNEIGH NTF_USE requests */                  \
+	X(netlink_errors) /* NLMSG_ERROR answers to our requests */            \
+	X(overruns)	  /* ENOBUFS: events lost, full re-dump */
+
+struct nlmirror_counters {
+#define X(n) uint64_t n;
+	NLMIRROR_COUNTERS(X)
+#undef X
+};
+
+enum nlmirror_change {
+	NLMIRROR_ROUTE_ADD,
+	NLMIRROR_ROUTE_DEL,
+};
+
+struct nlmirror_params {
+	struct fib *fib;
+	/* The ferry port of an interface, or -1: routes out of it get next
+	 * hops with FIB_PORT_NONE (the route app drops those, counted). */
+	int (*port_of)(void *arg, int ifindex, const char *ifname);
+	/* Optional: told of every route change applied to the FIB. prefix
+	 * is 16 bytes (IPv4: the first 4, network order). */
+	void (*on_route)(void *arg, enum nlmirror_change what, int family,
+			 const uint8_t *prefix, unsigned len, uint32_t nh);
+	void *arg;
+	uint32_t table; /* 0: RT_TABLE_MAIN */
+};
+
+/* Subscribes, then dumps links, addresses, neighbours and routes into the
+ * FIB. NULL and errno on failure. */
+struct nlmirror *nlmirror_create(const struct nlmirror_params *p);
+void nlmirror_destroy(struct nlmirror *nlm);
+
+int nlmirror_fd(const struct nlmirror *nlm);
+/* Read and apply whatever the kernel has sent, without blocking: the
+ * number of messages applied, or -errno. */
+int nlmirror_process(struct nlmirror *nlm);
+
+/* The caller's ports changed (a port added or removed): ask port_of again
+ * for every link and update the next hops through those that moved. */
+void nlmirror_ports_changed(struct nlmirror *nlm);
+
+/* What route_frame() needs of ferry port `port`, from the kernel's view of
+ * its interface: MAC, MTU, the first IPv4 address and the first global
+ * IPv6 one (else link-local) as ICMP sources. routed is left as it was.
+ * -ENOENT if no link maps to the port. */
+int nlmirror_route_port(const struct nlmirror *nlm, int port,
+			struct route_port *out);
+
+/* Ask the kernel to resolve addr (4 or 16 bytes) on ifindex: RTM_NEWNEIGH
+ * with NTF_USE, which makes the kernel send ARP / NS as if it had a packet
+ * for addr; the answer comes back as a neighbour event. */
+int nlmirror_resolve(struct nlmirror *nlm, int family, const uint8_t *addr,
+		     int ifindex);
+/* The gateway and interface a FIB next hop resolves through: what to pass
+ * to nlmirror_resolve() after route_frame() says no_neigh. -ENOENT if nh
+ * is not one of the mirror's. */
+int nlmirror_nh_target(const struct nlmirror *nlm, uint32_t nh, int *family,
+		       uint8_t addr[16], int *ifindex);
+
+void nlmirror_counters(const struct nlmirror *nlm, struct nlmirror_counters *c);
+
+/* What the mirror holds, for `neigh show` and friends. */
+struct nlmirror_neigh {
+	int family, ifindex;
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint16_t state; /* NUD_* */
+	uint32_t nh;	/* its FIB next hop */
+};
+struct nlmirror_link {
+	int ifindex, port;
+	char name[16];
+	uint32_t mtu;
+	uint8_t mac[6];
+	uint8_t up;
+};
+struct nlmirror_addr {
+	int family, ifindex;
+	uint8_t addr[16];
+	uint8_t prefixlen;
+};
+typedef int (*nlmirror_neigh_fn)(void *arg, const struct nlmirror_neigh *n);
+typedef int (*nlmirror_link_fn)(void *arg, const struct nlmirror_link *l);
+typedef int (*nlmirror_addr_fn)(void *arg, const struct nlmirror_addr *a);
+int nlmirror_walk_neigh(const struct nlmirror *nlm, nlmirror_neigh_fn fn,
+			void *arg);
+int nlmirror_walk_links(const struct nlmirror *nlm, nlmirror_link_fn fn,
+			void *arg);
+int nlmirror_walk_addrs(const struct nlmirror *nlm, nlmirror_addr_fn fn,
+			void *arg);
+
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * route.h - what the route app does to one frame, as a pure function: no
+ * I/O, no allocation, no locks. Given an Ethernet frame received on a
+ * routed port, the FIB and the ports' addresses, route_frame() decides:
+ *
+ *   FWD    TTL / hop limit taken down by one (IPv4 checksum updated by RFC
+ *          1624), MACs rewritten in place: send it out of res->port.
+ *   HOST   for the kernel: the host's own addresses (the FIB's LOCAL next
+ *          hops), ARP, NDP, IPv6 link-local, multicast, hop-by-hop options,
+ *          anything not IP.
+ *   REPLY  an ICMP / ICMPv6 error (time exceeded, destination unreachable,
+ *          fragmentation needed / packet too big) was written to the
+ *          caller's second buffer, from the ingress port's address, to go
+ *          back out of the ingress port; the frame itself is dropped.
+ *   DROP   the frame is dropped (malformed, blackhole, no neighbour yet,
+ *          an ICMP error that must not be sent, ...).
+ *
+ * Every frame is counted once, by reason (ROUTE_REASONS). A next hop
+ * without a neighbour leaves in res what to resolve: the control thread
+ * asks the kernel (nlmirror_resolve()), the frame is not queued.
+ *
+ * The worker calls it per frame of a batch, between fib_quiescent() calls;
+ * the counters are the worker's own (single writer).
+ */
+#ifndef FERRY_ROUTE_H
+#define FERRY_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib.h"
+
+/* Frames, one reason each. */
+#define ROUTE_REASONS(X)                                                       \
+	X(routed)	/* forwarded to the next hop */                        \
+	X(local)	/* to one of the host's addresses: to the kernel */    \
+	X(arp)		/* ARP: to the kernel */                               \
+	X(ndp)		/* IPv6 neighbour discovery: to the kernel */          \
+	X(link_local)	/* IPv6 link-local source or destination */            \
+	X(multicast)	/* multicast or broadcast destination */               \
+	X(hop_by_hop)	/* IPv6 hop-by-hop options: to the kernel */           \
+	X(not_ip)	/* neither IPv4, IPv6 nor ARP: to the kernel */        \
+	X(ttl_exceeded) /* TTL / hop limit would reach 0 */                    \
+	X(no_route)	/* no FIB entry: destination unreachable */            \
+	X(blackhole)	/* the route says drop */                              \
+	X(frag_needed)	/* IPv4 with DF over the egress MTU */                 \
+	X(no_fragment)	/* IPv4 without DF over the MTU: not fragmented */     \
+	X(pkt_too_big)	/* IPv6 over the egress MTU */                         \
+	X(no_neigh)	/* next hop without a neighbour: resolution asked */   \
+	X(egress_not_routed) /* next hop's port is not a routed port */        \
+	X(malformed)	     /* truncated, bad version/length/checksum */
+
+/* Events beside the frame's reason. */
+#define ROUTE_EVENTS(X)                                                        \
+	X(icmp_sent)	   /* an ICMP error was built */                       \
+	X(icmp_suppressed) /* one was due but not allowed (RFC 1812 4.3.2.7) */
+
+enum route_reason {
+#define X(n) ROUTE_R_##n,
+	ROUTE_REASONS(X) ROUTE_EVENTS(X)
+#undef X
+		ROUTE_R__COUNT
+};
+
+extern const char *const route_reason_names[ROUTE_R__COUNT];
+
+struct route_counters {
+	uint64_t n[ROUTE_R__COUNT];
+};
+
+enum route_verdict {
+	ROUTE_FWD,
+	ROUTE_HOST,
+	ROUTE_REPLY,
+	ROUTE_DROP,
+};
+
+/* What route_frame needs of each ferry port (index = port index). */
+struct route_port {
+	uint8_t mac[6];
+	uint8_t routed;	 /* the port's app is route */
+	uint16_t mtu;	 /* L3 MTU: largest IP packet it sends */
+	uint32_t ip4;	 /* source of ICMP errors (host order); 0: none */
+	uint8_t ip6[16]; /* source of ICMPv6 errors; all zero: none */
+	uint8_t has_ip6;
+};
+
+struct route_ctx {
+	const struct fib_dp *fib;
+	const struct route_port *ports;
+	unsigned n_ports;
+};
+
+struct route_result {
+	enum route_verdict verdict;
+	enum route_reason reason;
+	uint16_t port; /* FWD: egress; REPLY: ingress (where reply goes) */
+	uint16_t len;  /* REPLY: bytes of the ICMP frame in out */
+	uint32_t nh;   /* the next hop picked (FWD, no_neigh) */
+	/* no_neigh: the neighbour to resolve is dst if the next hop is
+	 * on-link (CONNECTED), else the next hop's gateway (control side) */
+	uint8_t family; /* 4 or 6 */
+	uint8_t connected;
+	uint8_t dst[16]; /* the destination (IPv4: first 4 bytes) */
+};
+
+/* Room out needs for any ICMP reply: IPv6's 1280-byte minimum MTU + L2. */
+#define ROUTE_REPLY_MAX (14 + 1280)
+
+/*
+ * Route one frame of len bytes received on in_port. flow_hash picks among
+ * multipath next hops (the classifier's symmetric hash); out (out_cap
+ * bytes, ROUTE_REPLY_MAX is always enough) takes an ICMP reply. The frame
+ * is changed only for FWD. Counts the reason in c.
+ */
+enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
+			       size_t len, unsigned in_port, uint32_t flow_hash,
+			       uint8_t *out, size_t out_cap,
+			       struct route_result *res,
+			       struct route_counters *c);
+
+#endif

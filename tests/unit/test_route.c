@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_route - route_frame() on canned frames: each exception of both
+ * families, the forwarded frame's rewrite (TTL, checksum, MACs), the ICMP
+ * errors' contents and checksums, multipath, and the counters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib.h"
+#include "route.h"
+#include "route_csum.h"
+
+static const uint8_t mac_peer[6] = {2, 0, 0, 0, 0, 0x99};
+static const uint8_t mac_nbr[6] = {2, 0, 0, 0, 1, 0x01};
+
+struct env {
+	struct fib *fib;
+	struct route_port ports[3];
+	struct route_ctx ctx;
+	struct route_counters c;
+	uint32_t nh_fwd, nh_local, nh_drop, nh_conn, nh_port2, nh_small;
+	uint32_t nh_b, grp;
+};
+
+static uint32_t nh(struct env *e, uint16_t port, unsigned flags,
+		   const uint8_t *mac)
+{
+	struct fib_nh_info in = {.port = port, .flags = (uint8_t)flags};
+	int id;
+
+	if (mac)
+		memcpy(in.mac, mac, 6);
+	id = fib_nh_alloc(e->fib, &in);
+	assert_true(id > 0);
+	return (uint32_t)id;
+}
+
+static void p6(const char *s, uint8_t *a)
+{
+	assert_int_equal(inet_pton(AF_INET6, s, a), 1);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	uint8_t a[16];
+	uint32_t m[2];
+	unsigned i;
+
+	e->fib = fib_create(NULL);
+	for (i = 0; i < 3; i++) {
+		struct route_port *p = &e->ports[i];
+
+		memcpy(p->mac, (uint8_t[6]){2, 0, 0, 0xaa, 0, (uint8_t)i}, 6);
+		p->routed = i < 2;
+		p->mtu = 1500;
+		p->ip4 = 0x0a000001 + (i << 8); /* 10.0.i.1 */
+		p->has_ip6 = 1;
+		p6("2001:db8::1", p->ip6);
+		p->ip6[7] = (uint8_t)i;
+	}
+	e->ports[1].mtu = 1000;
+	e->nh_fwd = nh(e, 1, FIB_NH_F_NEIGH, mac_nbr);
+	e->nh_local = nh(e, FIB_PORT_NONE, FIB_NH_F_LOCAL, NULL);
+	e->nh_drop = nh(e, FIB_PORT_NONE, FIB_NH_F_DROP, NULL);
+	e->nh_conn = nh(e, 1, FIB_NH_F_CONNECTED, NULL);
+	e->nh_port2 = nh(e, 2, FIB_NH_F_NEIGH, mac_nbr);
+	e->nh_b = nh(e, 0, FIB_NH_F_NEIGH, mac_nbr);
+	m[0] = e->nh_fwd;
+	m[1] = e->nh_b;
+	e->grp = (uint32_t)fib_nh_group_alloc(e->fib, m, 2);
+	/* 10.1.0.0/16 via a neighbour on port 1; 10.0.0.1 is ours;
+	 * 10.2/16 blackholed; 10.3/16 on-link, unresolved; 10.4/16 out of
+	 * a port that does not route; 10.5/16 two paths */
+	assert_int_equal(fib4_add(e->fib, 0x0a010000, 16, e->nh_fwd), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a000001, 32, e->nh_local), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a020000, 16, e->nh_drop), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a030000, 16, e->nh_conn), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a040000, 16, e->nh_port2), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a050000, 16, e->grp), 0);
+	p6("2001:db8:1::", a);
+	assert_int_equal(fib6_add(e->fib, a, 48, e->nh_fwd), 0);
+	p6("2001:db8::1", a);
+	assert_int_equal(fib6_add(e->fib, a, 128, e->nh_local), 0);
+	p6("2001:db8:3::", a);
+	assert_int_equal(fib6_add(e->fib, a, 48, e->nh_conn), 0);
+	e->ctx = (struct route_ctx){
+		.fib = fib_dp(e->fib), .ports = e->ports, .n_ports = 3};
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	fib_destroy(e->fib);
+	free(e);
+	return 0;
+}
+
+/* Ethernet + IPv4 + 8 bytes of L4 + pad to len; returns the frame length. */
+static size_t frame4(uint8_t *f, uint32_t src, uint32_t dst, uint8_t ttl,
+		     uint8_t proto, unsigned ip_len, int df)
+{
+	uint8_t *ip = f + 14;
+	uint16_t c;
+
+	memset(f, 0, 14 + ip_len);
+	memcpy(f, (uint8_t[6]){2, 0, 0, 0xaa, 0, 0}, 6);
+	memcpy(f + 6, mac_peer, 6);
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(ip_len >> 8);
+	ip[3] = (uint8_t)ip_len;
+	ip[4] = 0x12;
+	ip[6] = df ? 0x40 : 0;
+	ip[8] = ttl;
+	ip[9] = proto;
+	*(uint32_t *)(void *)(ip + 12) = htonl(src);
+	*(uint32_t *)(void *)(ip + 16) = htonl(dst);
+	c = ip4_csum_full(ip, 20);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	ip[20] = 8; /* ICMP echo request, or ports 0x0800 */
+	return 14 + ip_len;
+}
+
+static size_t frame6(uint8_t *f, const char *src, const char *dst, uint8_t hlim,
+		     uint8_t nxt, uint8_t l4_0, unsigned ip_len)
+{
+	uint8_t *ip = f + 14;
+
+	memset(f, 0, 14 + ip_len);
+	memcpy(f, (uint8_t[6]){2, 0, 0, 0xaa, 0, 0}, 6);
+	memcpy(f + 6, mac_peer, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)((ip_len - 40) >> 8);
+	ip[5] = (uint8_t)(ip_len - 40);
+	ip[6] = nxt;
+	ip[7] = hlim;
+	p6(src, ip + 8);
+	p6(dst, ip + 24);
+	ip[40] = l4_0;
+	return 14 + ip_len;
+}
+
+static uint8_t buf[2048], out[ROUTE_REPLY_MAX];
+
+static enum route_verdict run(struct env *e, size_t len, uint32_t hash,
+			      struct route_result *r, enum route_reason want)
+{
+	uint64_t before = e->c.n[want];
+	enum route_verdict v = route_frame(&e->ctx, buf, len, 0, hash, out,
+					   sizeof(out), r, &e->c);
+
+	if (r->reason != want)
+		fail_msg("reason: want %s, got %s", route_reason_names[want],
+			 route_reason_names[r->reason]);
+	assert_int_equal(e->c.n[want], before + 1);
+	return v;
+}
+
+static void test_v4_forward(void **state)
+{
+	struct env *e = *state;
+	struct route_result r;
+	size_t len = frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 100, 1);
+
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(r.nh, e->nh_fwd);
+	assert_int_equal(buf[14 + 8], 63);
+	assert_int_equal(csum_partial(buf + 14, 20, 0), 0xffff);
+	assert_memory_equal(buf, mac_nbr, 6);
+	assert_memory_equal(buf + 6, e->ports[1].mac, 6);
+}
+
+static void check_icmp4(struct env *e, const struct route_result *r,
+			uint8_t type, uint8_t code, unsigned mtu)
+{
+	const uint8_t *ip = out + 14, *icmp = ip + 20;
+	unsigned tot = (unsigned)(ip[2] << 8 | ip[3]);
+
+	assert_int_equal(r->verdict, ROUTE_REPLY);
+	assert_int_equal(r->port, 0);
+	assert_int_equal(r->len, 14 + tot);
+	assert_memory_equal(out, mac_peer, 6);
+	assert_memory_equal(out + 6, e->ports[0].mac, 6);
+	assert_int_equal(out[12] << 8 | out[13], 0x0800);
+	assert_int_equal(csum_partial(ip, 20, 0), 0xffff);
+	assert_int_equal(ntohl(*(const uint32_t *)(const void *)(ip + 12)),
+			 e->ports[0].ip4);
+	assert_memory_equal(ip + 16, buf + 14 + 12, 4);
+	assert_int_equal(icmp[0], type);
+	assert_int_equal(icmp[1], code);
+	assert_int_equal(icmp[6] << 8 | icmp[7], mtu);
+	assert_int_equal(csum_partial(icmp, tot - 20, 0), 0xffff);
+	assert_memory_equal(icmp + 8, buf + 14, 28); /* the quoted header */
+}
+
+static void test_v4_exceptions(void **state)
+{
+	struct env *e = *state;
+	struct route_result r;
+	size_t len;
+
+	len = frame4(buf, 0xc0000201, 0x0a010203, 1, 17, 100, 1);
+	run(e, len, 0, &r, ROUTE_R_ttl_exceeded);
+	check_icmp4(e, &r, 11, 0, 0);
+
+	len = frame4(buf, 0xc0000201, 0x0b000001, 64, 17, 100, 1);
+	run(e, len, 0, &r, ROUTE_R_no_route);
+	check_icmp4(e, &r, 3, 0, 0);
+
+	len = frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 1200, 1);
+	run(e, len, 0, &r, ROUTE_R_frag_needed);
+	check_icmp4(e, &r, 3, 4, 1000);
+	/* the quote stops at 576 bytes of reply */
+	assert_int_equal(r.len, 14 + 576);
+
+	len = frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 1200, 0);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_no_fragment), ROUTE_DROP);
+
+	len = frame4(buf, 0xc0000201, 0x0a000001, 1, 6, 60, 1);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_local), ROUTE_HOST);
+
+	len = frame4(buf, 0xc0000201, 0xe0000005, 1, 17, 60, 0);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_multicast), ROUTE_HOST);
+
+	len = frame4(buf, 0xc0000201, 0x0a020304, 64, 17, 60, 0);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_blackhole), ROUTE_DROP);
+
+	len = frame4(buf, 0xc0000201, 0x0a030304, 64, 17, 60, 0);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_no_neigh), ROUTE_DROP);
+	assert_int_equal(r.nh, e->nh_conn);
+	assert_true(r.connected);
+	assert_int_equal(r.family, 4);
+	{
+		static const uint8_t d[4] = {10, 3, 3, 4};
+
+		assert_memory_equal(r.dst, d, 4);
+	}
+	assert_int_equal(buf[14 + 8], 64); /* untouched */
+
+	len = frame4(buf, 0xc0000201, 0x0a040304, 64, 17, 60, 0);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_egress_not_routed),
+			 ROUTE_DROP);
+
+	/* an ICMP error about an ICMP error is not sent */
+	len = frame4(buf, 0xc0000201, 0x0a010203, 1, 1, 60, 0);
+	buf[14 + 20] = 11;
+	buf[14 + 10] = buf[14 + 11] = 0;
+	{
+		uint16_t c = ip4_csum_full(buf + 14, 20);
+
+		buf[14 + 10] = (uint8_t)(c >> 8);
+		buf[14 + 11] = (uint8_t)c;
+	}
+	uint64_t sup = e->c.n[ROUTE_R_icmp_suppressed];
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_ttl_exceeded), ROUTE_DROP);
+	assert_int_equal(e->c.n[ROUTE_R_icmp_suppressed], sup + 1);
+
+	/* malformed: bad checksum, truncated, length past the frame */
+	len = frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 60, 0);
+	buf[14 + 10] ^= 1;
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+	len = frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 60, 0);
+	assert_int_equal(run(e, 30, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+	assert_int_equal(run(e, len - 1, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+
+	/* ARP and the rest go to the kernel */
+	buf[12] = 0x08, buf[13] = 0x06;
+	assert_int_equal(run(e, 42, 0, &r, ROUTE_R_arp), ROUTE_HOST);
+	buf[12] = 0x88, buf[13] = 0xcc;
+	assert_int_equal(run(e, 60, 0, &r, ROUTE_R_not_ip), ROUTE_HOST);
+}
+
+static void test_multipath(void **state)
+{
+	struct env *e = *state;
+	struct route_result r;
+	unsigned seen[2] = {0}, i;
+
+	for (i = 0; i < 64; i++) {
+		uint32_t h = i * 0x9e3779b9u;
+		size_t len = frame4(buf, 0xc0000201, 0x0a050001, 64, 17, 60, 0);
+		unsigned p;
+
+		assert_int_equal(run(e, len, h, &r, ROUTE_R_routed), ROUTE_FWD);
+		p = r.port;
+		seen[p]++;
+		len = frame4(buf, 0xc0000201, 0x0a050001, 64, 17, 60, 0);
+		run(e, len, h, &r, ROUTE_R_routed);
+		assert_int_equal(r.port, p); /* same flow, same path */
+	}
+	assert_true(seen[0] > 0 && seen[1] > 0);
+}
+
+static void check_icmp6(struct env *e, const struct route_result *r,
+			uint8_t type, uint32_t mtu)
+{
+	const uint8_t *ip = out + 14, *icmp = ip + 40;
+	unsigned plen = (unsigned)(ip[4] << 8 | ip[5]);
+	uint32_t sum;
+
+	assert_int_equal(r->verdict, ROUTE_REPLY);
+	assert_int_equal(r->len, 14 + 40 + plen);
+	assert_memory_equal(out, mac_peer, 6);
+	assert_int_equal(out[12] << 8 | out[13], 0x86dd);
+	assert_int_equal(ip[6], 58);
+	assert_memory_equal(ip + 8, e->ports[0].ip6, 16);
+	assert_memory_equal(ip + 24, buf + 14 + 8, 16);
+	assert_int_equal(icmp[0], type);
+	assert_int_equal(ntohl(*(const uint32_t *)(const void *)(icmp + 4)),
+			 mtu);
+	/* the pseudo-header sum with the checksum in place is 0xffff */
+	sum = csum_partial(ip + 8, 32, 0) + plen + 58;
+	assert_int_equal(csum_partial(icmp, plen, sum), 0xffff);
+	assert_true(r->len <= 14 + 1280);
+}
+
+static void test_v6(void **state)
+{
+	struct env *e = *state;
+	struct route_result r;
+	size_t len;
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 17, 0, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(buf[14 + 7], 63);
+	assert_memory_equal(buf, mac_nbr, 6);
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 1, 17, 0, 100);
+	run(e, len, 0, &r, ROUTE_R_ttl_exceeded);
+	check_icmp6(e, &r, 3, 0);
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:7::7", 64, 17, 0, 100);
+	run(e, len, 0, &r, ROUTE_R_no_route);
+	check_icmp6(e, &r, 1, 0);
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 17, 0, 1400);
+	run(e, len, 0, &r, ROUTE_R_pkt_too_big);
+	check_icmp6(e, &r, 2, 1000);
+	assert_int_equal(r.len, 14 + 1280);
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:3::7", 64, 17, 0, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_no_neigh), ROUTE_DROP);
+	assert_true(r.connected);
+	assert_int_equal(r.family, 6);
+
+	len = frame6(buf, "2001:db8:9::5", "2001:db8::1", 64, 6, 0, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_local), ROUTE_HOST);
+	len = frame6(buf, "fe80::5", "2001:db8:1::7", 64, 17, 0, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_link_local), ROUTE_HOST);
+	len = frame6(buf, "2001:db8:9::5", "fe80::1", 255, 17, 0, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_link_local), ROUTE_HOST);
+	len = frame6(buf, "fe80::5", "2001:db8::1", 255, 58, 135, 64);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_ndp), ROUTE_HOST);
+	len = frame6(buf, "2001:db8:9::5", "ff02::16", 1, 0, 58, 64);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_multicast), ROUTE_HOST);
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 0, 58, 64);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_hop_by_hop), ROUTE_HOST);
+	/* an ICMPv6 error is not answered with one */
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 1, 58, 1, 100);
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_ttl_exceeded), ROUTE_DROP);
+	len = frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 17, 0, 100);
+	assert_int_equal(run(e, len - 1, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+	buf[14] = 0x40;
+	assert_int_equal(run(e, len, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+}
+
+/* Every reason has a name, for the counters' JSON keys. */
+static void test_names(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < ROUTE_R__COUNT; i++)
+		assert_non_null(route_reason_names[i]);
+	assert_string_equal(route_reason_names[ROUTE_R_no_neigh], "no_neigh");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v4_forward),
+		cmocka_unit_test(test_v4_exceptions),
+		cmocka_unit_test(test_multipath),
+		cmocka_unit_test(test_v6),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
