@@ -186,6 +186,8 @@ assert_match "config: port default" "port add p0 dev $S0 .* default pass" "$conf
 assert_match "config: udp rule" "steer add udp9000 port p0 match proto udp dst $SRV_IP/32 dport 9000 to cpus 0-1 qsize 2048" "$conf"
 assert_match "config: tcp rule" "steer add tcp9001 port p0 match proto tcp dport 9001 to cpus 0-1 qsize 4096" "$conf"
 
+# The senders run for about 4 s, so that they are still sending when both
+# rules are gone, however slow the ferryctl calls below are on a loaded host.
 # ---- delete under traffic: back to the default path, nothing lost ----
 retrans() {
 	tb_exec cli nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}'
@@ -193,11 +195,11 @@ retrans() {
 r0=$(retrans)
 u0=$(udp_count)
 pass0=$(tb_xdpstat dut p0 pass_no_rule)
-tb_exec cli "$PYTHON" "$PEER" udp "$CLI_IP" "$SRV_IP" 9000 31000 1 6000 3000 \
+tb_exec cli "$PYTHON" "$PEER" udp "$CLI_IP" "$SRV_IP" 9000 31000 1 6000 1500 \
 	>"$TB_RUN/udp-del.out" &
 udp_pid=$!
 tb_track $udp_pid
-tb_exec cli "$PYTHON" "$PEER" tcp "$SRV_IP" 9001 8000000 4000000 >"$TB_RUN/tcp-del.out" &
+tb_exec cli "$PYTHON" "$PEER" tcp "$SRV_IP" 9001 8000000 2000000 >"$TB_RUN/tcp-del.out" &
 tcp_pid=$!
 tb_track $tcp_pid
 sleep 0.7
