@@ -109,31 +109,58 @@ static __always_inline __u64 ferry_csum_unsum(__u64 sum, __u16 w)
 #include <string.h>
 
 /*
- * Userspace: the unfolded sum of len bytes at p, memory order; an odd
- * last byte counts as the first byte of a zero-padded word.
+ * Userspace: the sum of len bytes at p, memory order, added to sum (an
+ * unfolded sum well under 2^63, as from an earlier call); an odd last byte
+ * counts as the first byte of a zero-padded word. Eight bytes a load with
+ * the carry added back in (2^64, 2^32 and 2^16 are all 1 modulo 0xffff, so
+ * a 64-bit word sums as its four 16-bit halves); what it returns is under
+ * sum + 2^33, so callers may go on adding to it.
  */
 static inline __u64 ferry_csum_bytes(const void *p, size_t len, __u64 sum)
 {
 	const unsigned char *b = p;
+	__u64 acc = 0, v;
 	__u32 w;
-	__u16 h = 0;
+	__u16 h;
 
-	for (; len >= 4; len -= 4, b += 4) {
+	for (; len >= 8; len -= 8, b += 8) {
+		memcpy(&v, b, 8);
+		acc += v;
+		acc += acc < v; /* end-around carry */
+	}
+	/* The tail, under eight bytes: at most 2^32 + 2^16 + 2^16. */
+	v = 0;
+	if (len >= 4) {
 		memcpy(&w, b, 4);
-		sum += w;
+		v += w;
+		len -= 4;
+		b += 4;
 	}
 	if (len >= 2) {
 		memcpy(&h, b, 2);
-		sum += h;
+		v += h;
 		len -= 2;
 		b += 2;
 	}
 	if (len) {
 		h = 0;
 		memcpy(&h, b, 1);
-		sum += h;
+		v += h;
 	}
-	return sum;
+	acc += v;
+	acc += acc < v;
+	return sum + (acc & 0xffffffffu) + (acc >> 32);
+}
+
+/*
+ * Userspace: the folded sum of len bytes taken as big-endian 16-bit words,
+ * as a host-order number (what the header fields read with ntohs add to).
+ * The one's-complement sum commutes with byte swapping (RFC 1071 2.B), so
+ * the memory-order sum is swapped once, not every word.
+ */
+static inline __u16 ferry_csum_bytes_be(const void *p, size_t len)
+{
+	return bpf_ntohs(ferry_csum_fold(ferry_csum_bytes(p, len, 0)));
 }
 #endif
 

@@ -22,13 +22,17 @@
  * (not a fragment) or IPv6 with TCP/UDP as the next header, the transport
  * header and its checksum field all in it.
  */
-#ifndef FERRY_CSUM_H
-#define FERRY_CSUM_H
+#ifndef FERRY_DP_CSUM_H
+#define FERRY_DP_CSUM_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+/* The arithmetic (fold, pseudo-header sums, the partial test, the final
+ * value) is the classifier's: one definition for both sides. */
+#include "ferry_csum.h"
 
 struct ferry_csum_seg {
 	uint8_t *data;
@@ -42,65 +46,22 @@ enum ferry_csum_result {
 	FERRY_CSUM_TRUNCATED /* IP says more bytes than the frame holds */
 };
 
-/* One's-complement fold of a 64-bit sum: 2^32 and 2^16 are 1 mod 0xffff. */
-static inline uint16_t ferry_csum_fold(uint64_t sum)
-{
-	sum = (sum & 0xffffffffu) + (sum >> 32); /* < 2^33 */
-	sum = (sum & 0xffff) + (sum >> 16);	 /* < 2^18 */
-	sum = (sum & 0xffff) + (sum >> 16);	 /* < 2^16 + 4 */
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static inline uint16_t ferry_csum_bswap16(uint16_t v)
-{
-	return (uint16_t)(v << 8 | v >> 8);
-}
-
 /*
- * Adds the sum of len bytes taken as big-endian 16-bit words (an odd last
- * byte padded with zero) to sum, unfolded. Eight bytes a load, in host
- * order, carries added back in: 2^64, 2^32 and 2^16 are all 1 modulo
- * 0xffff, so a 64-bit word sums as its four 16-bit halves, and a sum of
- * little-endian words is the big-endian one byte-swapped.
+ * Adds the folded sum of len bytes taken as big-endian 16-bit words (an
+ * odd last byte padded with zero) to sum, in host order (for sums built
+ * from host-order fields, as the benchmarks do).
  */
 static inline uint64_t ferry_csum_add(uint64_t sum, const uint8_t *p,
 				      size_t len)
 {
-	uint64_t le = 0, v;
-	size_t i = 0;
-
-	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-		       "ferry_csum_add sums little-endian words");
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&v, p + i, sizeof(v));
-		le += v;
-		le += le < v; /* end-around carry */
-	}
-	/* The tail, under eight bytes: at most 2^32 + 2^16 + 2^8. */
-	v = 0;
-	if (i + 4 <= len) {
-		uint32_t w;
-
-		memcpy(&w, p + i, sizeof(w));
-		v += w;
-		i += 4;
-	}
-	if (i + 2 <= len) {
-		v += (uint32_t)(p[i] | p[i + 1] << 8);
-		i += 2;
-	}
-	if (i < len)
-		v += p[i];
-	le += v;
-	le += le < v;
-	return sum + ferry_csum_bswap16(ferry_csum_fold(le));
+	return sum + ferry_csum_bytes_be(p, len);
 }
 
 /*
  * Sum over len bytes of a segmented frame from (segment s, offset off),
- * as if contiguous: a segment that starts at an odd position of the run
- * has its own sum byte-swapped (RFC 1071's byte-order independence).
+ * as if contiguous, memory order (as ferry_csum_bytes): a segment that
+ * starts at an odd position of the run has its own sum byte-swapped
+ * (RFC 1071's byte-order independence).
  */
 static inline uint64_t ferry_csum_segs(const struct ferry_csum_seg *seg,
 				       uint32_t nseg, uint32_t s, uint32_t off,
@@ -115,8 +76,9 @@ static inline uint64_t ferry_csum_segs(const struct ferry_csum_seg *seg,
 
 		if (n > len)
 			n = len;
-		part = ferry_csum_fold(ferry_csum_add(0, seg[s].data + off, n));
-		sum += pos & 1 ? ferry_csum_bswap16(part) : part;
+		part = ferry_csum_fold(
+			ferry_csum_bytes(seg[s].data + off, n, 0));
+		sum += pos & 1 ? (uint16_t)(part << 8 | part >> 8) : part;
 		pos += n;
 		len -= n;
 	}
@@ -137,7 +99,7 @@ ferry_csum_complete(struct ferry_csum_seg *seg, uint32_t nseg)
 {
 	uint8_t *p = seg[0].data, *field;
 	uint32_t len0 = seg[0].len, off = 12, l3, l4off, l4len, total = 0, i;
-	uint32_t proto, type;
+	uint32_t proto, type, sa[4], da[4];
 	uint64_t pseudo, sum;
 	uint16_t want, now;
 
@@ -166,14 +128,19 @@ ferry_csum_complete(struct ferry_csum_seg *seg, uint32_t nseg)
 		proto = p[l3 + 9];
 		l4off = l3 + ihl;
 		l4len = tot - ihl;
-		pseudo = ferry_csum_add(0, p + l3 + 12, 8);
+		memcpy(sa, p + l3 + 12, 4);
+		memcpy(da, p + l3 + 16, 4);
+		pseudo =
+			ferry_csum_pseudo4(sa[0], da[0], (uint8_t)proto, l4len);
 	} else if (type == 0x86dd) {
 		if (len0 < l3 + 40 || (p[l3] >> 4) != 6)
 			return FERRY_CSUM_NONE;
 		proto = p[l3 + 6];
 		l4off = l3 + 40;
 		l4len = ferry_csum_be16(p + l3 + 4);
-		pseudo = ferry_csum_add(0, p + l3 + 8, 32);
+		memcpy(sa, p + l3 + 8, 16);
+		memcpy(da, p + l3 + 24, 16);
+		pseudo = ferry_csum_pseudo6(sa, da, (uint8_t)proto, l4len);
 	} else {
 		return FERRY_CSUM_NONE;
 	}
@@ -188,25 +155,23 @@ ferry_csum_complete(struct ferry_csum_seg *seg, uint32_t nseg)
 	} else {
 		return FERRY_CSUM_NONE;
 	}
-	pseudo += proto + (l4len >> 16) + (l4len & 0xffff);
-	now = (uint16_t)ferry_csum_be16(field);
+	/* Sums in memory order (see ferry_csum.h): the field as it lies. */
+	memcpy(&now, field, sizeof(now));
 	/* The cheap test first: most frames end here. */
-	if (now != ferry_csum_fold(pseudo))
+	if (!ferry_csum_is_partial(now, pseudo))
 		return FERRY_CSUM_NONE;
 	for (i = 0; i < nseg; i++)
 		total += seg[i].len;
 	if (l4off + l4len > total)
 		return FERRY_CSUM_TRUNCATED;
-	sum = pseudo + ferry_csum_segs(seg, nseg, 0, l4off, l4len);
-	if (ferry_csum_fold(sum) == 0xffff)
+	sum = ferry_csum_segs(seg, nseg, 0, l4off, l4len);
+	if (ferry_csum_fold(pseudo + sum) == 0xffff)
 		return FERRY_CSUM_CORRECT;
-	/* Take the field out of the sum (one's complement: add ~field). */
-	want = (uint16_t)~ferry_csum_fold(sum + (uint16_t)~now);
-	if (proto == 17 && !want)
-		want = 0xffff; /* UDP: 0 would mean "no checksum" */
-	field[0] = (uint8_t)(want >> 8);
-	field[1] = (uint8_t)want;
+	/* Take the field out of the sum; UDP sends a computed 0 as 0xffff. */
+	want = ferry_csum_final(pseudo, ferry_csum_unsum(sum, now),
+				(uint8_t)proto);
+	memcpy(field, &want, sizeof(want));
 	return FERRY_CSUM_FIXED;
 }
 
-#endif /* FERRY_CSUM_H */
+#endif /* FERRY_DP_CSUM_H */

@@ -14,53 +14,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+
+/* The summing and folding are the classifier's (bpf/ferry_csum.h); these
+ * are the names and host-order 32-bit sums the router works in. */
+#include "ferry_csum.h"
 
 /* Fold a 32-bit one's complement accumulator to 16 bits. */
 static inline uint16_t csum_fold(uint32_t sum)
 {
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
+	return ferry_csum_fold(sum);
 }
 
 /*
  * One's complement sum of len bytes as 16-bit big-endian words, added to
- * sum (the same kind of value, as from an earlier call). Summed 32 bits at
- * a time in native order and swapped once at the end: the one's complement
- * sum commutes with byte swapping (RFC 1071 2.B), and a header is five
- * loads instead of twenty byte reads.
+ * sum (the same kind of value, as from an earlier call), folded, in host
+ * order.
  */
 static inline uint32_t csum_partial(const void *buf, size_t len, uint32_t sum)
 {
-	const uint8_t *p = (const uint8_t *)buf;
-	uint64_t acc = 0;
-	uint32_t w32;
-	uint16_t w16, folded;
-
-	for (; len >= 4; len -= 4, p += 4) {
-		memcpy(&w32, p, 4);
-		acc += w32;
-	}
-	if (len >= 2) {
-		memcpy(&w16, p, 2);
-		acc += w16;
-		p += 2;
-		len -= 2;
-	}
-	if (len) {
-		/* the odd byte is the high half of a big-endian word */
-		w16 = 0;
-		memcpy(&w16, p, 1);
-		acc += w16;
-	}
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	folded = csum_fold((uint32_t)acc);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	folded = __builtin_bswap16(folded);
-#endif
-	return csum_fold(sum + folded);
+	return csum_fold(sum + ferry_csum_bytes_be(buf, len));
 }
 
 /* The checksum field's value (host order) for an IPv4 header whose own
