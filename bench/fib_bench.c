@@ -38,6 +38,7 @@
 #include <rte_malloc.h>
 
 #include "fib.h"
+#include "prefix_mask.h"
 
 #define N_ADDR	   (1u << 20)
 #define BURST	   32
@@ -98,19 +99,6 @@ static uint32_t mask4(uint32_t a, unsigned len)
 	return len ? a & ~0u << (32 - len) : 0;
 }
 
-static void mask6(uint8_t *k, unsigned len)
-{
-	unsigned i;
-
-	for (i = 0; i < 16; i++) {
-		if (len >= 8 * (i + 1))
-			continue;
-		k[i] = len <= 8 * i
-			       ? 0
-			       : k[i] & (uint8_t)(0xff << (8 * (i + 1) - len));
-	}
-}
-
 static void gen_v4(struct r4 *r, size_t n)
 {
 	size_t i;
@@ -154,7 +142,7 @@ static void gen_v6(struct r6 *r, size_t n)
 			   : x < 94 ? 36
 			   : x < 97 ? 29
 				    : 64;
-		mask6(r[i].pfx, r[i].len);
+		prefix_mask(r[i].pfx, r[i].len);
 		r[i].nh = 1 + rnd() % (N_NH - 1);
 	}
 	free(alloc);
@@ -374,6 +362,30 @@ static PASS uint64_t pass_rte_lpm6(struct rte_lpm6 *l, uint8_t (*addr)[16])
 	return sink;
 }
 
+/* Next hops 1..N_NH-1, in order: the routes name them by number. */
+static int alloc_nhs(struct fib *f)
+{
+	size_t i;
+
+	for (i = 1; i < N_NH; i++) {
+		struct fib_nh_info in = {.port = (uint16_t)(i & 0x3ff)};
+
+		if (fib_nh_alloc(f, &in) != (int)i)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* One timed pass of round rd, started at t0: its rate and the best. */
+static void note_rate(struct result *r, unsigned rd, double t0)
+{
+	double t = N_ADDR / (now() - t0);
+
+	r->rate[rd] = t;
+	if (t > r->best)
+		r->best = t;
+}
+
 static int bench_v4(size_t n, unsigned rounds)
 {
 	struct r4 *r = calloc(n, sizeof(*r));
@@ -395,12 +407,8 @@ static int bench_v4(size_t n, unsigned rounds)
 	if (!r || !addr || !want || !f)
 		return -ENOMEM;
 	dp = fib_dp(f);
-	for (i = 1; i < N_NH; i++) {
-		struct fib_nh_info in = {.port = (uint16_t)(i & 0x3ff)};
-
-		if (fib_nh_alloc(f, &in) != (int)i)
-			return -EINVAL;
-	}
+	if (alloc_nhs(f))
+		return -EINVAL;
 	gen_v4(r, n);
 	t = now();
 	for (i = 0; i < n; i++)
@@ -442,17 +450,13 @@ static int bench_v4(size_t n, unsigned rounds)
 			}
 	}
 	/* rounds interleave the structures, so the box's load hits all */
-	/* rounds interleave the structures, so the box's load hits all */
 	for (rd = 0; rd < rounds; rd++)
 		for (s = 0; s < 3; s++) {
 			t = now();
 			sink += s == 0	 ? pass_ferry4(dp, addr)
 				: s == 1 ? pass_rte_fib(rf, addr)
 					 : pass_rte_lpm(rl, addr);
-			t = N_ADDR / (now() - t);
-			res[s].rate[rd] = t;
-			if (t > res[s].best)
-				res[s].best = t;
+			note_rate(&res[s], rd, t);
 		}
 	report("IPv4", res, 3, rounds);
 	rte_fib_free(rf);
@@ -485,12 +489,8 @@ static int bench_v6(size_t n, unsigned rounds)
 	if (!r || !addr || !want || !f)
 		return -ENOMEM;
 	dp = fib_dp(f);
-	for (i = 1; i < N_NH; i++) {
-		struct fib_nh_info in = {.port = (uint16_t)(i & 0x3ff)};
-
-		if (fib_nh_alloc(f, &in) != (int)i)
-			return -EINVAL;
-	}
+	if (alloc_nhs(f))
+		return -EINVAL;
 	gen_v6(r, n);
 	t = now();
 	for (i = 0; i < n; i++)
@@ -542,10 +542,7 @@ static int bench_v6(size_t n, unsigned rounds)
 			sink += s == 0	 ? pass_ferry6(dp, addr)
 				: s == 1 ? pass_rte_fib6(rf, addr)
 					 : pass_rte_lpm6(rl, addr);
-			t = N_ADDR / (now() - t);
-			res[s].rate[rd] = t;
-			if (t > res[s].best)
-				res[s].best = t;
+			note_rate(&res[s], rd, t);
 		}
 	report("IPv6", res, 3, rounds);
 	rte_fib6_free(rf);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fib.h"
+#include "prefix_mask.h"
 #include "route_csum.h"
 
 /* A deterministic generator, so a failure reproduces. */
@@ -34,25 +35,12 @@ struct ref_route {
 	int live;
 };
 
-static void mask(uint8_t *k, unsigned len)
-{
-	unsigned i;
-
-	for (i = 0; i < 16; i++) {
-		if (len >= 8 * (i + 1))
-			continue;
-		k[i] = len <= 8 * i
-			       ? 0
-			       : k[i] & (uint8_t)(0xff << (8 * (i + 1) - len));
-	}
-}
-
 static int covers(const struct ref_route *r, const uint8_t *a)
 {
 	uint8_t k[16];
 
 	memcpy(k, a, 16);
-	mask(k, r->len);
+	prefix_mask(k, r->len);
 	return !memcmp(k, r->key, 16);
 }
 
@@ -177,7 +165,7 @@ static void random_routes(uint64_t *s, int fam, struct ref_route *rt, size_t n,
 		/* a v6 table mostly of short-ish prefixes, else it is huge */
 		if (fam == 6 && r->len > 64 && rnd(s) % 4)
 			r->len = 16 + rnd(s) % 49;
-		mask(r->key, r->len);
+		prefix_mask(r->key, r->len);
 		for (j = 0; j < i; j++)
 			if (rt[j].len == r->len &&
 			    !memcmp(rt[j].key, r->key, 16))
