@@ -22,17 +22,15 @@ PX_CLI6=fd78:1::1 PX_PX6=fd78:1::2 PX_PXB6=fd78:2::2 PX_SRV6=fd78:2::1
 PX_PID=
 
 px_setup() {
-	local ns dev
 	[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
 	tb_ns cli
 	tb_ns px
 	tb_ns srv
 	tb_veth cli c0 px p0
 	tb_veth px p1 srv s0
-	for ns in cli:c0 px:p0 px:p1 srv:s0; do
-		dev=$(tb_ifname "${ns#*:}")
-		tb_exec "${ns%:*}" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=0"
-	done
+	tb_ipv6_on cli "$(tb_ifname c0)"
+	tb_ipv6_on px "$(tb_ifname p0)" "$(tb_ifname p1)"
+	tb_ipv6_on srv "$(tb_ifname s0)"
 	ip -n "$(tb_nsname cli)" addr add "$PX_CLI4/24" dev "$(tb_ifname c0)"
 	ip -n "$(tb_nsname px)" addr add "$PX_PX4/24" dev "$(tb_ifname p0)"
 	ip -n "$(tb_nsname px)" addr add "$PX_PXB4/24" dev "$(tb_ifname p1)"

@@ -335,6 +335,22 @@ tb_ns() {
 		net.ipv6.conf.default.disable_ipv6=1 >/dev/null
 }
 
+# tb_ipv6_on NS [DEV...]: IPv6 back on (tb_ns turns it off) on the named
+# interfaces (tb_ifname names, as tb_veth made them), or with no DEV on
+# the whole namespace: every interface and the ones made later.
+tb_ipv6_on() {
+	local ns dev keys=()
+	ns=$(tb_nsname "$1")
+	shift
+	if (($# == 0)); then
+		keys=(net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0)
+	fi
+	for dev in "$@"; do
+		keys+=("net.ipv6.conf.$dev.disable_ipv6=0")
+	done
+	ip netns exec "$ns" sysctl -qw "${keys[@]}" >/dev/null
+}
+
 tb_veth() {
 	local ns_a ns_b if_a if_b q=${5:-1} mq=()
 	ns_a=$(tb_nsname "$1")
@@ -749,8 +765,8 @@ tb_wire() {
 	S0=$(tb_ifname s0)
 	export C0 D0 D1 S0
 	for ns in cli srv; do
-		ip netns exec "$(tb_nsname $ns)" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
-			net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
+		tb_ipv6_on $ns
+		ip netns exec "$(tb_nsname $ns)" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
 			net.ipv6.conf.default.accept_dad=0 >/dev/null
 	done
 	ip -n "$(tb_nsname cli)" link set dev "$C0" mtu "$mtu"

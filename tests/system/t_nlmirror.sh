@@ -20,8 +20,7 @@ tb_ns dut
 tb_ns pa
 tb_ns pb
 for n in dut pa pb; do
-	ip netns exec "$(tb_nsname "$n")" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
-		net.ipv6.conf.default.disable_ipv6=0 >/dev/null
+	tb_ipv6_on "$n"
 done
 tb_veth dut da pa pa
 tb_veth dut db pb pb

@@ -130,11 +130,8 @@ assert_ge "64 flows: cpu0 share (x100)" 40 $((d0 * 100 / (d0 + d1)))
 assert_ge "64 flows: cpu1 share (x100)" 40 $((d1 * 100 / (d0 + d1)))
 
 # ---- IPv6: a flow on one CPU, rules of both families side by side ----
-for ns in cli srv; do
-	dev=$C0
-	[[ $ns == srv ]] && dev=$S0
-	tb_exec $ns sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=0"
-done
+tb_ipv6_on cli "$C0"
+tb_ipv6_on srv "$S0"
 ip -n "$(tb_nsname cli)" addr add fd77::1/64 dev "$C0" nodad
 ip -n "$(tb_nsname srv)" addr add fd77::2/64 dev "$S0" nodad
 tb_do dut steer add udp6 port p0 match proto udp dst fd77::2/128 dport 9000 to cpus 0-1 >/dev/null

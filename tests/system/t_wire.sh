@@ -31,11 +31,8 @@ B0=$(tb_ifname b0)
 D0=$(tb_ifname d0)
 D1=$(tb_ifname d1)
 # The hosts speak IPv6 (tb_ns turns it off); the dut does not.
-for h in a b; do
-	ifn=$A0
-	[[ $h == b ]] && ifn=$B0
-	ip netns exec "$(tb_nsname $h)" sysctl -qw "net.ipv6.conf.$ifn.disable_ipv6=0"
-done
+tb_ipv6_on a "$A0"
+tb_ipv6_on b "$B0"
 ip -n "$(tb_nsname a)" addr add "$A_IP/24" dev "$A0"
 ip -n "$(tb_nsname b)" addr add "$B_IP/24" dev "$B0"
 ip -n "$(tb_nsname a)" addr add "$A_IP6/64" dev "$A0" nodad
