@@ -52,38 +52,9 @@ FWD_CPU=1
 TESTPMD=$(command -v dpdk-testpmd || true)
 [[ -n $TESTPMD ]] || DO_TESTPMD=0
 
-xdp_attach() { # NS IF PROG [DEVMAP_TARGET_IFINDEX]
-	local ns=$1 ifn=$2 prog=$3 target=${4:-} pin
-	pin=/sys/fs/bpf/jbench_$prog
-	tb_exec "$ns" sh -c "
-		bpftool prog loadall '$OBJ' $pin type xdp pinmaps ${pin}_maps &&
-		bpftool net attach xdpdrv pinned $pin/$prog dev $ifn overwrite &&
-		if [ -n '$target' ]; then
-			bpftool map update pinned ${pin}_maps/tx_port_mb key 0 0 0 0 \
-				value $((target & 255)) $(((target >> 8) & 255)) 0 0
-		fi"
-}
-xdp_detach() { tb_exec "$1" ip link set dev "$2" xdp off 2>/dev/null || true; }
-xdp_count() { # NS IF MAP
-	local ns=$1 ifn=$2 map=$3 prog_id map_id
-	prog_id=$(tb_exec "$ns" ip -j -d link show dev "$ifn" | jq -r '.[0].xdp.prog.id')
-	for map_id in $(tb_exec "$ns" bpftool -j prog show id "$prog_id" | jq -r '.map_ids[]'); do
-		if [[ $(tb_exec "$ns" bpftool -j map show id "$map_id" | jq -r .name) == "$map" ]]; then
-			tb_exec "$ns" bpftool -j map dump id "$map_id" | jq '[.[0].formatted.values[].value] | add'
-			return
-		fi
-	done
-	echo 0
-}
-rate_of() { # NS IF MAP: frames/s over SECS
-	local c1 c2 t1 t2
-	c1=$(xdp_count "$1" "$2" "$3")
-	t1=$(now)
-	sleep "$SECS"
-	c2=$(xdp_count "$1" "$2" "$3")
-	t2=$(now)
-	echo "($c2 - $c1) / ($t2 - $t1)" | bc -l | cut -d. -f1
-}
+# bench/lib.sh's XDP helpers: pins of their own, the _mb program's map.
+XDP_PIN=/sys/fs/bpf/jbench
+XDP_TX_MAP=tx_port_mb
 gen_start() { # SIZE
 	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size "$1" flows 4 >/dev/null
 	sleep 1
@@ -98,7 +69,7 @@ bench_xdp() { # ROW SIZE PROG TARGET NS IF
 	xdp_attach dut "$D0" "$prog" "$target"
 	for ((i = 0; i < RUNS; i++)); do
 		gen_start "$size"
-		v+=("$(rate_of "$ns" "$ifn" sink_ctr_mb)")
+		v+=("$(xdp_rate "$ns" "$ifn" sink_ctr_mb)")
 		gen_stop
 	done
 	xdp_detach dut "$D0"
@@ -114,7 +85,7 @@ bench_ferry() { # ROW SIZE
 		tb_do dut port add p1 dev "$D1" >/dev/null
 		tb_do dut xconnect add p0 p1 >/dev/null
 		gen_start "$size"
-		v+=("$(rate_of sink "$S0" sink_ctr_mb)")
+		v+=("$(xdp_rate sink "$S0" sink_ctr_mb)")
 		gen_stop
 		st=$(tb_ctlj dut stats)
 		echo "EXTRA ${row}_drops $(jq -c '[.data.ports[] | .totals.drop_reasons | with_entries(select(.value > 0))] | add' <<<"$st")"
@@ -147,7 +118,7 @@ bench_testpmd() { # ROW SIZE
 			return 1
 		fi
 		gen_start "$size"
-		v+=("$(rate_of sink "$S0" sink_ctr_mb)")
+		v+=("$(xdp_rate sink "$S0" sink_ctr_mb)")
 		gen_stop
 		kill -INT "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true

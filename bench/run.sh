@@ -75,54 +75,7 @@ FWD_CPU=1
 TESTPMD=$(command -v dpdk-testpmd || true)
 [[ -n $TESTPMD ]] || DO_TESTPMD=0
 
-
-# ---- small XDP helpers (bpftool inside the namespace) -------------------
-
-# xdp_attach NS IF PROG [DEVMAP_TARGET_IFINDEX]
-xdp_attach() {
-	local ns=$1 ifn=$2 prog=$3 target=${4:-} pin
-	pin=/sys/fs/bpf/bench_$prog
-	# One shell in the namespace: the bpffs mount (and pins) live only there.
-	tb_exec "$ns" sh -c "
-		bpftool prog loadall '$OBJ' $pin type xdp pinmaps ${pin}_maps &&
-		bpftool net attach xdpdrv pinned $pin/$prog dev $ifn overwrite &&
-		if [ -n '$target' ]; then
-			bpftool map update pinned ${pin}_maps/tx_port key 0 0 0 0 \
-				value $((target & 255)) $(((target >> 8) & 255)) 0 0
-		fi"
-}
-
-xdp_detach() {
-	tb_exec "$1" ip link set dev "$2" xdp off 2>/dev/null || true
-}
-
-# xdp_count NS IF MAP: sum of a per-CPU u64 counter map of IF's program.
-xdp_count() {
-	local ns=$1 ifn=$2 map=$3 prog_id map_id
-	prog_id=$(tb_exec "$ns" ip -j -d link show dev "$ifn" | jq -r '.[0].xdp.prog.id')
-	for map_id in $(tb_exec "$ns" bpftool -j prog show id "$prog_id" | jq -r '.map_ids[]'); do
-		if [[ $(tb_exec "$ns" bpftool -j map show id "$map_id" | jq -r .name) == "$map" ]]; then
-			tb_exec "$ns" bpftool -j map dump id "$map_id" |
-				jq '[.[0].formatted.values[].value] | add'
-			return
-		fi
-	done
-	echo 0
-}
-
-# ---- measuring -----------------------------------------------------------
-
-
-# rate_of NS IF MAP: frames per second seen by the counter over SECS.
-rate_of() {
-	local c1 c2 t1 t2
-	c1=$(xdp_count "$1" "$2" "$3")
-	t1=$(now)
-	sleep "$SECS"
-	c2=$(xdp_count "$1" "$2" "$3")
-	t2=$(now)
-	echo "($c2 - $c1) / ($t2 - $t1)" | bc -l | cut -d. -f1
-}
+# ---- measuring (XDP helpers and xdp_rate: bench/lib.sh) ------------------
 
 gen_start() {
 	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" "$@" >/dev/null
@@ -220,7 +173,7 @@ bench_xdp() {
 	xdp_attach dut "$D0" "$prog" "$target"
 	for ((i = 0; i < RUNS; i++)); do
 		gen_start
-		v+=("$(rate_of "$ns" "$ifn" sink_ctr)")
+		v+=("$(xdp_rate "$ns" "$ifn" sink_ctr)")
 		gen_stop
 	done
 	xdp_detach dut "$D0"
@@ -242,7 +195,7 @@ bench_ferry() {
 		start_ferry "$idle" "$backend"
 		tb_do dut stats reset >/dev/null
 		gen_start
-		v+=("$(rate_of sink "$S0" sink_ctr)")
+		v+=("$(xdp_rate sink "$S0" sink_ctr)")
 		gen_stop
 		st=$(tb_ctlj dut stats)
 		EXTRA[${row}_kpp]=$(jq -r '.data.ports[] | select(.name == "p1") | .totals.kicks_per_packet' <<<"$st")
@@ -259,7 +212,7 @@ bench_testpmd() {
 	for ((i = 0; i < RUNS; i++)); do
 		start_testpmd || { say "testpmd did not start"; return 1; }
 		gen_start
-		v+=("$(rate_of sink "$S0" sink_ctr)")
+		v+=("$(xdp_rate sink "$S0" sink_ctr)")
 		gen_stop
 		stop_testpmd
 	done
@@ -278,20 +231,20 @@ bench_spare() {
 	start_ferry busy
 	gen_start rate "$FIXED_RATE"
 	EXTRA[spare_ferry_busy]=$(spare)
-	EXTRA[fixed_ferry_busy]=$(rate_of sink "$S0" sink_ctr)
+	EXTRA[fixed_ferry_busy]=$(xdp_rate sink "$S0" sink_ctr)
 	gen_stop
 	stop_ferry
 	start_ferry poll
 	gen_start rate "$FIXED_RATE"
 	EXTRA[spare_ferry_poll]=$(spare)
-	EXTRA[fixed_ferry_poll]=$(rate_of sink "$S0" sink_ctr)
+	EXTRA[fixed_ferry_poll]=$(xdp_rate sink "$S0" sink_ctr)
 	gen_stop
 	stop_ferry
 	if ((DO_TESTPMD)); then
 		start_testpmd
 		gen_start rate "$FIXED_RATE"
 		EXTRA[spare_testpmd]=$(spare)
-		EXTRA[fixed_testpmd]=$(rate_of sink "$S0" sink_ctr)
+		EXTRA[fixed_testpmd]=$(xdp_rate sink "$S0" sink_ctr)
 		gen_stop
 		stop_testpmd
 	fi
