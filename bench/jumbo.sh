@@ -137,9 +137,7 @@ IFS=, read -r -a sizes <<<"$SIZES"
 if [[ $INNER == frames ]]; then
 	tb_init
 	tb_std3
-	for l in gen:$G0 dut:$D0 dut:$D1 sink:$S0; do
-		ip -n "$(tb_nsname "${l%%:*}")" link set dev "${l#*:}" mtu 9000
-	done
+	tb_std3_mtu 9000
 	tb_gen_up
 	xdp_attach sink "$S0" xdp_sink_count_mb
 	for size in "${sizes[@]}"; do

@@ -491,6 +491,14 @@ tb_std3() {
 	export G0 D0 D1 S0
 }
 
+# tb_std3_mtu MTU: the MTU of the four std3 links (G0 D0 D1 S0).
+tb_std3_mtu() {
+	local l
+	for l in gen:$G0 dut:$D0 dut:$D1 sink:$S0; do
+		ip -n "$(tb_nsname "${l%%:*}")" link set dev "${l#*:}" mtu "$1"
+	done
+}
+
 # tb_do NAME ARGS...: a command that must succeed; prints the reply when it
 # does not and returns 1. The JSON reply goes to stdout.
 tb_do() {

@@ -11,9 +11,7 @@ set -euo pipefail
 
 tb_init
 tb_std3
-for l in gen:$G0 dut:$D0 dut:$D1 sink:$S0; do
-	ip -n "$(tb_nsname "${l%%:*}")" link set dev "${l#*:}" mtu 9000
-done
+tb_std3_mtu 9000
 tb_gen_up
 tb_dut_xconnect
 
