@@ -347,6 +347,25 @@ char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 	return s;
 }
 
+int ctl_execute_err(const struct ctl_cmd *table, size_t n, void *ctx,
+		    const char *line, struct ctl_err *why)
+{
+	char *out;
+	int rc = 0;
+
+	out = ctl_execute(table, n, ctx, line, &rc);
+	if (rc) {
+		json_t *reply = out ? json_loads(out, 0, NULL) : NULL;
+		const char *m = json_string_value(json_object_get(
+			json_object_get(reply, "error"), "message"));
+
+		snprintf(why->msg, sizeof(why->msg), "%s", m ? m : "?");
+		json_decref(reply);
+	}
+	free(out);
+	return rc;
+}
+
 /* ---- help ---- */
 
 /*

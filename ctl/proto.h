@@ -72,6 +72,14 @@ const struct ctl_cmd *ctl_lookup(const struct ctl_cmd *table, size_t n,
 char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 		  const char *line, int *rc);
 
+/*
+ * ctl_execute for a caller in the same process that wants the outcome, not
+ * the JSON (replaying configuration lines): returns *rc's value, and on
+ * failure the reply's error message in why ("?" when there is none).
+ */
+int ctl_execute_err(const struct ctl_cmd *table, size_t n, void *ctx,
+		    const char *line, struct ctl_err *why);
+
 /* help / help CMD, generated from the table. */
 int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
 	     json_t **data, struct ctl_err *err);

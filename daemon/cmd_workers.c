@@ -52,26 +52,18 @@ static int replay_config(struct ferryd_ctx *ctx, char *text,
 
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		json_t *reply;
-		char *out;
-		int rc = 0;
+		struct ctl_err why;
+		int rc;
 
 		if (line[0] == '#')
 			continue;
-		out = ctl_execute(ctx->cmds, ctx->n_cmds, ctx, line, &rc);
+		rc = ctl_execute_err(ctx->cmds, ctx->n_cmds, ctx, line, &why);
 		if (rc) {
-			reply = out ? json_loads(out, 0, NULL) : NULL;
 			ctl_errf(err, -rc,
 				 "workers changed, but '%s' failed: %s", line,
-				 json_string_value(json_object_get(
-					 json_object_get(reply, "error"),
-					 "message"))
-					 ?: "?");
-			json_decref(reply);
-			free(out);
+				 why.msg);
 			return rc;
 		}
-		free(out);
 	}
 	return 0;
 }

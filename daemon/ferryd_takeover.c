@@ -144,17 +144,11 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 	ferry_takeover_start(ctx->f, t->old_pid, release, t);
 	for (line = strtok_r(text, "\n", &save); line && !rc;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *out = ctl_execute(ctx->cmds, ctx->n_cmds, ctx, line, &rc);
-		json_t *reply = out && rc ? json_loads(out, 0, NULL) : NULL;
+		struct ctl_err why;
 
+		rc = ctl_execute_err(ctx->cmds, ctx->n_cmds, ctx, line, &why);
 		if (rc)
-			ferry_fail(msg, len, rc, "'%s': %s", line,
-				   json_string_value(json_object_get(
-					   json_object_get(reply, "error"),
-					   "message"))
-					   ?: "?");
-		json_decref(reply);
-		free(out);
+			ferry_fail(msg, len, rc, "'%s': %s", line, why.msg);
 	}
 	free(text);
 	if (!rc)

@@ -305,6 +305,26 @@ static void test_execute_handler_error(void **state)
 	json_decref(reply);
 }
 
+/* ctl_execute_err: the outcome and the reply's message, no JSON. */
+static void test_execute_err(void **state)
+{
+	struct fake f = fake_new();
+	struct ctl_err why;
+
+	(void)state;
+	assert_int_equal(ctl_execute_err(fake_table, FAKE_N, &f, "fail", &why),
+			 -EBUSY);
+	assert_string_equal(why.msg, "busy now");
+	assert_int_equal(
+		ctl_execute_err(fake_table, FAKE_N, &f, "port add", &why),
+		-EINVAL);
+	assert_string_equal(why.msg, "port add: missing NAME");
+	assert_int_equal(
+		ctl_execute_err(fake_table, FAKE_N, &f, "port add p0", &why),
+		0);
+	assert_int_equal(f.calls, 2);
+}
+
 static void test_execute_bad_syntax(void **state)
 {
 	struct fake f = fake_new();
@@ -713,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_execute_empty),
 		cmocka_unit_test(test_execute_unknown),
 		cmocka_unit_test(test_execute_handler_error),
+		cmocka_unit_test(test_execute_err),
 		cmocka_unit_test(test_execute_bad_syntax),
 		cmocka_unit_test(test_errno_names),
 		cmocka_unit_test(test_help_list),
