@@ -28,7 +28,7 @@ ratio() { [[ -n ${MED[$2]:-} && ${MED[$2]:-0} != 0 ]] && echo "scale=2; ${MED[$1
 
 # ---- small XDP helpers (bpftool inside the namespace; tests/lib/testbed.sh)
 
-# The object xdp_attach loads ($OBJ), where it pins (${XDP_PIN}_PROG) and
+# The object xdp_attach loads ($OBJ), where it pins (${XDP_PIN}_NS_IF_PROG) and
 # the DEVMAP its redirect programs read (the _mb programs have their own).
 XDP_PIN=${XDP_PIN:-/sys/fs/bpf/bench}
 XDP_TX_MAP=${XDP_TX_MAP:-tx_port}
@@ -36,9 +36,11 @@ XDP_TX_MAP=${XDP_TX_MAP:-tx_port}
 # xdp_attach NS IF PROG [DEVMAP_TARGET_IFINDEX]
 xdp_attach() {
 	local ns=$1 ifn=$2 prog=$3 target=${4:-} pin
-	pin=${XDP_PIN}_$prog
-	# One shell in the namespace: the bpffs mount (and pins) live only there.
+	# The test's one bpffs is shared by every namespace and outlives each
+	# attach: a pin per (namespace, interface, program), made afresh.
+	pin=${XDP_PIN}_${ns}_${ifn}_$prog
 	tb_exec "$ns" sh -c "
+		rm -rf $pin ${pin}_maps &&
 		bpftool prog loadall '$OBJ' $pin type xdp pinmaps ${pin}_maps &&
 		bpftool net attach xdpdrv pinned $pin/$prog dev $ifn overwrite &&
 		if [ -n '$target' ]; then
