@@ -304,9 +304,7 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 		pq->port = p;
 		pq->queue = xp.queue;
 		pq->app = FERRY_APP_NONE;
-		/* Frames from a veth may carry partial checksums (its peer's
-		 * TX offload): the worker completes them (csum.h). */
-		pq->csum_fix = !strcmp(p->driver, "veth");
+		pq->csum_fix = ferry_port_csum_fix(p);
 		for (tries = 0;; tries++) {
 			ferry_worker_pause(w);
 			err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,

@@ -15,6 +15,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ferry.h"
 #include "ferry_abi.h"
@@ -180,6 +181,17 @@ int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
  * place (only while that one is still there). 0 or -errno.
  */
 int ferry_port_xdp_restore(struct ferry_port *p, uint32_t foreign_id);
+
+/*
+ * Whether the workers complete partial TCP/UDP checksums on this port's RX
+ * frames (dataplane/csum.h): a veth hands over its peer's CHECKSUM_PARTIAL
+ * frames as bytes; a NIC's RX never does. One place for every socket of the
+ * port, the spread ones included.
+ */
+static inline bool ferry_port_csum_fix(const struct ferry_port *p)
+{
+	return !strcmp(p->driver, "veth");
+}
 
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);

@@ -286,6 +286,7 @@ int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
 		p->pq[i].port = p;
 		p->pq[i].queue = p->q_first;
 		p->pq[i].app = FERRY_APP_NONE;
+		p->pq[i].csum_fix = ferry_port_csum_fix(p);
 	}
 
 	pause_all(ws, n);
