@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 #include "spread.h"
 #include "numaplace.h"
@@ -225,6 +226,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 static void port_free(struct ferry_port *p)
 {
 	ferry_steer_port_free(p);
+	free(p->kacct);
 	free(p->pq);
 	free(p);
 }
@@ -644,7 +646,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
  * chose. MEMBARRIER_CMD_GLOBAL is synchronize_rcu() from userspace; where
  * it is refused (nohz_full), a sleep far longer than any NAPI poll.
  */
-static void xdp_runs_wait(void)
+void ferry_xdp_runs_wait(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
 		usleep(10000);
@@ -659,7 +661,7 @@ void ferry_port_drain(struct ferry_port *p)
 	bool busy;
 	uint32_t i;
 
-	xdp_runs_wait(); /* redirects already chosen land first */
+	ferry_xdp_runs_wait(); /* redirects already chosen land first */
 	do {
 		busy = false;
 		for (i = 0; i < p->n_queues; i++) {
@@ -698,6 +700,16 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  name, f->ports[i]->name, name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
+	/* Its kernel-path frames are credited to its egress for good, and
+	 * the classifier stops redirecting before the sockets go. */
+	ferry_kpath_fold(p);
+	if (p->path == FERRY_PATH_KERNEL) {
+		enum ferry_app app = p->app;
+
+		p->app = FERRY_APP_NONE;
+		ferry_kpath_apply(f, p);
+		p->app = app;
+	}
 	if (p->dpdk) {
 		ferry_dpdk_port_close(f, p);
 	} else {
@@ -893,11 +905,13 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 								: peer->name,
 				  p->state == FERRY_PORT_FAILED ? p->reason
 								: peer->reason);
+	ferry_kpath_fold(p);
 	if (p->deferred) {
 		/* No sockets yet (hot restart): set when they are bound. */
 		p->app = app;
 		p->peer = peer;
 		app_wire_apply(p);
+		ferry_kpath_apply(f, p);
 		return 0;
 	}
 	for (i = 0; i < p->n_queues; i++) {
@@ -917,6 +931,9 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	p->app = app;
 	p->peer = peer;
 	app_wire_apply(p);
+	/* After the workers have the xconnect: frames still in the rings
+	 * when the classifier flips to the kernel path are forwarded. */
+	ferry_kpath_apply(f, p);
 	if (missing)
 		log_warn("xconnect %s %s: %u queue(s) of %s sit on "
 			 "workers that "
@@ -925,6 +942,32 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 			 "(no_tx_queue)",
 			 p->name, peer->name, missing, p->name, peer->name);
 	return 0;
+}
+
+int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
+		       enum ferry_path path, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port), *out;
+	enum ferry_path old;
+	char why[200];
+	int err;
+
+	if (!p)
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+	out = ferry_port_find(f, peer);
+	if (!out)
+		return ferry_fail(msg, len, -ENOENT, "no port %s", peer);
+	if (path == FERRY_PATH_KERNEL &&
+	    ferry_kpath_refusal(p, out, why, sizeof(why)) == -EOPNOTSUPP)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "xconnect %s %s: path kernel refused: %s",
+				  port, peer, why);
+	old = p->path_req;
+	p->path_req = path;
+	err = ferry_app_set(f, port, FERRY_APP_XCONNECT, peer, msg, len);
+	if (err)
+		p->path_req = old;
+	return err;
 }
 
 int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
@@ -936,7 +979,20 @@ int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
 	if (p->app != FERRY_APP_XCONNECT)
 		return ferry_fail(msg, len, -ENOENT, "port %s has no xconnect",
 				  port);
+	p->path_req = FERRY_PATH_AUTO;
 	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
+}
+
+/* A generator on an egress needs the workers' TX: re-decide the paths
+ * of the ports sending there. */
+static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
+{
+	int i;
+
+	for (i = 0; i < f->n_ports; i++)
+		if (f->ports[i]->app == FERRY_APP_XCONNECT &&
+		    f->ports[i]->peer == out)
+			ferry_kpath_apply(f, f->ports[i]);
 }
 
 /* ----------------------------------------------------------- generator */
@@ -978,6 +1034,7 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	p->gen = ferry_gen_start(gp, msg, len);
 	if (!p->gen)
 		return -errno;
+	kpath_egress_changed(f, p);
 	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate "
 		 "%s%llu, "
 		 "count %llu",
@@ -998,6 +1055,7 @@ int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
 				  port);
 	/* The object stays: its counters are readable until the next start. */
 	ferry_gen_stop(p->gen);
+	kpath_egress_changed(f, p);
 	log_info("gen %s: stopped after %llu frames", port,
 		 (unsigned long long)ferry_gen_frames(p->gen));
 	return 0;
