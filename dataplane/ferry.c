@@ -812,6 +812,7 @@ void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	if (!ferry_port_verdicts(p, f->verdict_scratch))
 		for (r = 0; r < FERRY_R__COUNT; r++)
 			l->verdicts[r] += f->verdict_scratch[r];
+	ferry_kpath_ledger(p, l);
 	if (rx_left || tx_left)
 		log_warn("port %s: %llu received frame(s) unread and %llu "
 			 "unsent were left in its rings (rx_abandoned, "
@@ -822,6 +823,8 @@ void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	l->tx_abandoned += tx_left;
 	l->ports_retired++;
 }
+
+static void kpath_egress_changed(struct ferry *f, struct ferry_port *out);
 
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 {
@@ -843,6 +846,9 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	p->state = FERRY_PORT_FAILED;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	p->events.failed++;
+	/* Ports sending here by the kernel path go back to their workers,
+	 * which count what they cannot send as port_down. */
+	kpath_egress_changed(f, p);
 }
 
 /* ---------------------------------------------------------------- apps */
@@ -983,8 +989,8 @@ int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
 	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
 }
 
-/* A generator on an egress needs the workers' TX: re-decide the paths
- * of the ports sending there. */
+/* A generator on an egress needs the workers' TX, and a failed egress
+ * its workers' port_down: re-decide the paths of the ports sending there. */
 static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
 {
 	int i;

@@ -36,6 +36,9 @@ struct ferry_ledger {
 	uint64_t rx_abandoned, tx_abandoned;
 	/* UMEMs of workers no longer there (see struct ferry_worker) */
 	uint64_t umem_closed, umem_frames_lost;
+	/* the kernel path (kpath.h), raw: redirected, sent by the egress,
+	 * refused at redirect time (err_*), refused by the egress driver */
+	uint64_t kpath_rx, kpath_tx, kpath_err, kpath_xmit_drops;
 };
 
 struct ferry {

@@ -142,6 +142,10 @@ void ferry_kpath_apply(struct ferry *f, struct ferry_port *p)
 		snprintf(why, sizeof(why), "not an xconnect");
 	} else if (!p->skel || p->deferred) {
 		snprintf(why, sizeof(why), "no classifier of ferry's yet");
+	} else if (p->peer->state == FERRY_PORT_FAILED) {
+		/* Its workers count what they cannot send (port_down). */
+		snprintf(why, sizeof(why), "the egress %s has failed",
+			 p->peer->name);
 	} else if (p->path_req == FERRY_PATH_XSK) {
 		snprintf(why, sizeof(why), "asked for (path xsk)");
 	} else if (p->path_req == FERRY_PATH_KERNEL) {
@@ -289,6 +293,18 @@ void ferry_kpath_reset(struct ferry *f, struct ferry_port *p)
 		return;
 	ferry_kpath_read(p, &a->base);
 	tx_raw(f, p, &a->tx_base, &a->tx_bytes_base);
+}
+
+void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l)
+{
+	struct ferry_kpath_ctrs c;
+
+	if (ferry_kpath_read(p, &c))
+		return;
+	l->kpath_rx += c.rx_packets;
+	l->kpath_tx += c.tx_packets;
+	l->kpath_err += c.err_down + c.err_too_big + c.err_other;
+	l->kpath_xmit_drops += c.xmit_drops;
 }
 
 int ferry_kpath_tp_attach(struct ferry_port *p)

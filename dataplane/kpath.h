@@ -22,6 +22,8 @@
 #include "ferry.h"
 #include "port.h"
 
+struct ferry_ledger;
+
 /* Kernel-path counters of one port, from its classifier's maps. */
 struct ferry_kpath_ctrs {
 	uint64_t rx_packets, rx_bytes; /* redirected (dev_redirect) */
@@ -64,6 +66,8 @@ void ferry_kpath_stats(struct ferry *f, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
 		       uint64_t *tx_bytes);
 void ferry_kpath_reset(struct ferry *f, struct ferry_port *p);
+/* Adds p's raw kernel-path counters to a ledger. */
+void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l);
 /* Attaches the two tracepoint programs and points them at p (after the
  * skeleton loaded); 0 or -errno. */
 int ferry_kpath_tp_attach(struct ferry_port *p);

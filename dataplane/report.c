@@ -272,6 +272,9 @@ static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 	sum->c.rx_bytes += kc.rx_bytes;
 	sum->c.tx_packets += tx_pk;
 	sum->c.tx_bytes += tx_by;
+	/* Received here, not sent: drops of this port, like the workers'. */
+	sum->drops +=
+		kc.err_down + kc.err_too_big + kc.err_other + kc.xmit_drops;
 	return o;
 }
 
@@ -394,6 +397,7 @@ static json_t *ledger_json(struct ferry *f)
 		if (!ferry_port_verdicts(p, f->verdict_scratch))
 			for (r = 0; r < FERRY_R__COUNT; r++)
 				l.verdicts[r] += f->verdict_scratch[r];
+		ferry_kpath_ledger(p, &l);
 	}
 #define LSET(ctr)                                                              \
 	json_object_set_new(o, #ctr, json_integer((json_int_t)l.q.ctr));
@@ -414,6 +418,16 @@ static json_t *ledger_json(struct ferry *f)
 	json_object_set_new(o, "drops", json_integer((json_int_t)drops));
 	json_object_set_new(o, "drop_reasons", d);
 	json_object_set_new(o, "xdp", xdp);
+	/* The kernel path's frames: rx_packets and tx_packets above are the
+	 * workers' alone. */
+	json_object_set_new(o, "kpath_rx_packets",
+			    json_integer((json_int_t)l.kpath_rx));
+	json_object_set_new(o, "kpath_tx_packets",
+			    json_integer((json_int_t)l.kpath_tx));
+	json_object_set_new(o, "kpath_redirect_err",
+			    json_integer((json_int_t)l.kpath_err));
+	json_object_set_new(o, "kpath_xmit_drops",
+			    json_integer((json_int_t)l.kpath_xmit_drops));
 	json_object_set_new(o, "ports_retired",
 			    json_integer((json_int_t)l.ports_retired));
 	json_object_set_new(o, "rx_abandoned",
