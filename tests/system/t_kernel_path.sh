@@ -2,8 +2,10 @@
 # The in-kernel path of xconnect (DEVMAP): byte-exact on path kernel and
 # path xsk, counters adding up on each; auto picks xsk while the egress
 # veth's peer has neither GRO nor XDP (and path kernel is refused with the
-# fix), kernel once GRO is on; a path switch under traffic loses nothing;
-# a redirect towards a downed egress is counted; show config carries path.
+# fix), kernel once GRO is on, xsk while a generator runs on the egress
+# (spread ports take no xconnect at all); a path switch under traffic loses
+# nothing; a redirect towards a downed egress is counted; show config
+# carries path when it is not auto.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -76,6 +78,14 @@ assert_eq "p1 kernel tx" 5000 "$(kstat p1 tx_packets)"
 assert_eq "p0 xsk rx" 0 "$(xstat p0 rx_packets)"
 assert_eq "dev_redirect" 5000 "$(verdict p0 dev_redirect)"
 assert_eq "p0 rx bytes" "$(kstat p0 rx_bytes)" "$(tb_stat dut p0 rx_bytes)"
+
+# A generator on the egress shares its TX with the workers: auto goes back
+# to xsk while it runs, and to kernel once it is stopped.
+tb_do dut gen start p1 count 1000000 rate 1000 >/dev/null
+assert_eq "auto, generator on p1" xsk "$(path path)"
+assert_match "why" "generator on p1" "$(path path_why)"
+tb_do dut gen stop p1 >/dev/null
+assert_eq "auto, generator stopped" kernel "$(path path)"
 
 tb_do dut xconnect add p0 p1 path xsk >/dev/null
 assert_eq "path xsk" xsk "$(path path)"
