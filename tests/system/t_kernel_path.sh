@@ -111,7 +111,7 @@ tb_do dut stats reset >/dev/null
 n=20000
 tb_capture_start sink s0 "$TB_RUN/cap-switch" --count "$n" --timeout 60 --verify-gen 128
 tb_do gen gen start g0 count "$n" rate 10000 size 128 flows 4 >/dev/null
-for i in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	sleep 0.2
 	tb_do dut xconnect add p0 p1 path xsk >/dev/null
 	sleep 0.2
@@ -138,6 +138,8 @@ tb_wait_quiet dut
 assert_eq "down: p0 rx" 300 "$(tb_stat dut p0 rx_packets)"
 assert_eq "down: err_down" 300 "$(kstat p0 err_down)"
 assert_eq "down: p1 tx" 0 "$(tb_stat dut p1 tx_packets)"
-tb_ctlj dut metrics 2>/dev/null | grep -q 'ferry_kpath_err_down_total{port="p0"} 300' ||
-	tb_log "(metrics over the control socket not available; checked in stats)"
+prom=$(tb_do dut metrics | jq -j .data)
+assert_match "metrics: err_down" '^ferry_kpath_err_down_total\{port="p0"\} 300$' "$prom"
+assert_match "metrics: p0 kernel rx" '^ferry_kpath_rx_packets_total\{port="p0"\} 300$' "$prom"
+assert_match "metrics: verdict dev_redirect" '^ferry_xdp_verdicts_total\{port="p0",reason="dev_redirect"\} 300$' "$prom"
 ip -n "$(tb_nsname dut)" link set "$D1" up
