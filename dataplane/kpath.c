@@ -295,6 +295,26 @@ void ferry_kpath_reset(struct ferry *f, struct ferry_port *p)
 	tx_raw(f, p, &a->tx_base, &a->tx_bytes_base);
 }
 
+void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt)
+{
+	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_ctrs c;
+	uint64_t tx, tx_bytes;
+
+	if (!a)
+		return;
+	if (ferry_kpath_read(p, &c))
+		c.rx_packets = a->prev_rx;
+	tx_raw(f, p, &tx, &tx_bytes);
+	a->rx_pps = dt > 0 && c.rx_packets >= a->prev_rx
+			    ? (double)(c.rx_packets - a->prev_rx) / dt
+			    : 0;
+	a->tx_pps =
+		dt > 0 && tx >= a->prev_tx ? (double)(tx - a->prev_tx) / dt : 0;
+	a->prev_rx = c.rx_packets;
+	a->prev_tx = tx;
+}
+
 void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l)
 {
 	struct ferry_kpath_ctrs c;

@@ -40,6 +40,9 @@ struct ferry_kpath_acct {
 	uint64_t tx_folded, tx_bytes_folded; /* as egress, from folded ports */
 	struct ferry_kpath_ctrs base;	     /* `stats reset` */
 	uint64_t tx_base, tx_bytes_base;
+	/* rates, from the last tick (raw counters, so a reset is no jump) */
+	uint64_t prev_rx, prev_tx;
+	double rx_pps, tx_pps;
 };
 
 /*
@@ -66,6 +69,9 @@ void ferry_kpath_stats(struct ferry *f, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
 		       uint64_t *tx_bytes);
 void ferry_kpath_reset(struct ferry *f, struct ferry_port *p);
+/* Once a second: p's kernel-path rates (rx as ingress, tx as egress),
+ * dt seconds after the last call. */
+void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt);
 /* Adds p's raw kernel-path counters to a ledger. */
 void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l);
 /* Attaches the two tracepoint programs and points them at p (after the

@@ -312,6 +312,10 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 		}
 	}
 	json_object_set_new(o, "paths", paths_json(f, p, &sum));
+	if (p->kacct) {
+		rx_pps += p->kacct->rx_pps;
+		tx_pps += p->kacct->tx_pps;
+	}
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
 	json_object_set_new(o, "totals", q_view_json(&sum, rx_pps, tx_pps));
@@ -618,6 +622,7 @@ void ferry_tick(struct ferry *f)
 		if (p->gen)
 			p->gen_pps = rate(ferry_gen_frames(p->gen),
 					  &p->gen_prev, dt);
+		ferry_kpath_tick(f, p, dt);
 	}
 	for (i = 0; i < f->n_workers; i++) {
 		struct ferry_worker *w = f->workers[i];
