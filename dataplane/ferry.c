@@ -835,6 +835,9 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	ferry_port_set_down(p, true);
 	if (p->gen)
 		ferry_gen_stop(p->gen);
+	/* What it sent by the kernel path stays its egress's once its
+	 * classifier (and the counters there) is gone. */
+	ferry_kpath_fold(p);
 	ferry_port_retire(f, p);
 	/* Its counters are in the ledger now; the ledger skips failed ports,
 	 * and `stats` still shows what the port did before it failed. */
