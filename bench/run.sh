@@ -3,7 +3,7 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,rxfwd,spare,callgrind,dpdk,proxy,sockmap]
+#                [--parts throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap]
 #
 # The sockmap part (local TCP: plain, TCP_NODELAY, per-message redirect,
 # ferry's lasting redirect) is bench/sockmap.sh and the proxy part is
@@ -17,7 +17,11 @@
 # forwarder under test runs on CPU 1. Rows:
 #   limit    generator straight into an XDP counter on d0 (the testbed's limit)
 #   devmap   in-kernel XDP redirect d0 -> d1 through a DEVMAP
-#   ferry    ferryd, xconnect p0 -> p1, one busy-polling worker on CPU 1
+#   ferry    ferryd, xconnect p0 -> p1 path xsk, one busy-polling worker on
+#            CPU 1 (the AF_XDP path; every ferry row but ferry_auto forces it)
+#   ferry_auto  ferryd, xconnect p0 -> p1 on the default path auto: the
+#            kernel path (the classifier's DEVMAP redirect), since s0 has
+#            XDP (part kernel, beside devmap and ferry)
 #   testpmd  dpdk-testpmd, af_xdp PMD on d0 and d1, io forwarding, lcore 1
 #   ferry_dpdk  ferryd as `ferry`, both ports `backend dpdk` (the af_xdp PMD
 #            under ferry's worker; part dpdk, beside ferry and testpmd)
@@ -40,7 +44,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,rxfwd,spare,callgrind,dpdk,proxy,sockmap
+PARTS=throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -90,15 +94,16 @@ gen_stop() {
 
 # ---- forwarders ----------------------------------------------------------
 
-# start_ferry [IDLE [BACKEND]]
+# start_ferry [IDLE [BACKEND]]; the xconnect's path is $XC_PATH (xsk).
 start_ferry() {
-	local idle=${1:-busy} backend=()
+	local idle=${1:-busy} backend=() path=()
+	[[ ${XC_PATH:-xsk} != auto ]] && path=(path "${XC_PATH:-xsk}")
 	[[ ${2:-native} == dpdk ]] && backend=(backend dpdk)
 	tb_ferryd dut dut >/dev/null
 	tb_do dut workers "$FWD_CPU" idle "$idle" >/dev/null
 	tb_do dut port add p0 dev "$D0" "${backend[@]}" >/dev/null
 	tb_do dut port add p1 dev "$D1" "${backend[@]}" >/dev/null
-	tb_do dut xconnect add p0 p1 >/dev/null
+	tb_do dut xconnect add p0 p1 "${path[@]}" >/dev/null
 }
 
 stop_ferry() {
@@ -202,6 +207,7 @@ bench_ferry() {
 		EXTRA[${row}_userdrops]=$(jq -r '[.data.ports[].totals.drops] | add' <<<"$st")
 		EXTRA[${row}_kerneldrops]=$(jq -r '[.data.ports[].totals | .rx_dropped + .rx_ring_full + .rx_fill_ring_empty_descs] | add' <<<"$st")
 		EXTRA[${row}_rx]=$(jq -r '.data.ports[] | select(.name == "p0") | .totals.rx_packets' <<<"$st")
+		EXTRA[${row}_path]=$(tb_ctlj dut port show p0 | jq -r '.data[0].path')
 		stop_ferry
 	done
 	record "$row" "${v[@]}"
@@ -339,6 +345,12 @@ if part throughput; then
 	bench_ferry ferry
 	if ((DO_TESTPMD)); then bench_testpmd testpmd || say "testpmd row failed: see its log above"; fi
 fi
+if part kernel; then
+	say "kernel path: devmap, ferry on path auto (kernel), ferry on path xsk"
+	[[ -n ${MED[devmap]:-} ]] || bench_devmap
+	XC_PATH=auto bench_ferry ferry_auto
+	[[ -n ${MED[ferry]:-} ]] || bench_ferry ferry
+fi
 if part rxfwd; then
 	say "placement rx-on-fwd: d0's receive on CPU $FWD_CPU"
 	placement rx-on-fwd
@@ -388,13 +400,16 @@ echo "need_wakeup on, busy-poll sockets n/a (copy mode), median of $RUNS runs of
 echo "placement default: generator, d0 receive and sink on CPU 0, forwarder on CPU $FWD_CPU"
 echo "placement rx-on-fwd: d0 receive (NAPI thread) moved to CPU $FWD_CPU, beside the forwarder"
 printf '%-18s %12s %12s %12s %10s %10s\n' row median_pps min max vs_testpmd vs_devmap
-for row in limit devmap ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd testpmd_rxfwd; do
+for row in limit devmap ferry_auto ferry ferry_dpdk testpmd ferry_rxfwd ferry_rxfwd_poll ferry_dpdk_rxfwd testpmd_rxfwd; do
 	[[ -n ${MED[$row]:-} ]] || continue
 	base=testpmd
 	[[ $row == *rxfwd* ]] && base=testpmd_rxfwd
 	printf '%-18s %12s %12s %12s %10s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
 		"$(ratio "$row" "$base")" "$(ratio "$row" devmap)"
 done
+if [[ -n ${MED[ferry_auto]:-} ]]; then
+	echo "kernel path: ferry_auto (path ${EXTRA[ferry_auto_path]:-?}) / devmap = $(ratio ferry_auto devmap); ferry_auto / ferry (path xsk) = $(ratio ferry_auto ferry)"
+fi
 if [[ -n ${MED[ferry_dpdk]:-} ]]; then
 	echo "backends, default placement: ferry native / ferry over DPDK = $(ratio ferry ferry_dpdk); ferry over DPDK / testpmd = $(ratio ferry_dpdk testpmd)"
 	echo "backends, rx-on-fwd: ferry native / ferry over DPDK = $(ratio ferry_rxfwd ferry_dpdk_rxfwd); ferry over DPDK / testpmd = $(ratio ferry_dpdk_rxfwd testpmd_rxfwd)"

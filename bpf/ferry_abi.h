@@ -58,6 +58,8 @@ enum ferry_action {
 	X(DROP_RULE, "drop_rule")                                              \
 	X(CPU_REDIRECT, "cpu_redirect")                                        \
 	X(DROP_NO_CPU, "drop_no_cpu")                                          \
+	X(DEV_REDIRECT, "dev_redirect")                                        \
+	X(DROP_NO_DEV, "drop_no_dev")                                          \
 	X(DROP_TRUNC_ETH, "drop_trunc_eth")                                    \
 	X(DROP_TRUNC_VLAN, "drop_trunc_vlan")                                  \
 	X(DROP_VLAN_DEPTH, "drop_vlan_depth")                                  \
@@ -140,12 +142,37 @@ struct ferry_xdp_cfg {
 	__u32 n_rules;	     /* rules[0..n_rules) are live */
 	__u8 default_action; /* enum ferry_action when no rule matched */
 	__u8 pass_arp_ndp;   /* 1: ARP and IPv6 NDP go to the kernel first */
-	__u16 reserved;
+	__u8 kernel_fwd; /* 1: xsk-bound frames go to ferry_tx_dev[0] instead */
+	__u8 reserved;
 	__u32 owner_pid; /* ferryd that attached it; stale if it is gone */
 	__u8 spread_n;	 /* software RSS: sockets spread_key 0..n-1; 0: off */
 	__u8 spread_via; /* enum ferry_spread_via */
 	__u16 spread_queue;		   /* the one queue they are bound to */
 	__u8 spread_cpu[FERRY_SPREAD_MAX]; /* via CPUMAP: CPU of socket i */
+};
+
+/*
+ * The in-kernel path of xconnect ("path kernel"): with cfg.kernel_fwd set,
+ * frames the classifier would hand to the port's AF_XDP socket go to the
+ * egress device in slot 0 of its DEVMAP (ferry_tx_dev) instead, and no
+ * worker sees them. They are counted under dev_redirect (or drop_no_dev
+ * when the slot is empty); what the kernel then fails to send is counted
+ * per port from two tracepoints, by reason, in ferry_kfwd_ctrs (one entry,
+ * per-CPU copies), so rx = tx + the failures below.
+ */
+#define FERRY_DEV_SLOTS 1
+#define FERRY_KFWD_CTRS(X)                                                       \
+	X(xmit_sent)  /* handed to the egress driver (xdp_devmap_xmit) */        \
+	X(xmit_drops) /* refused by it: full queue, no NAPI on a veth peer */    \
+	X(xmit_no_napi) /* of xmit_drops: the veth peer has no XDP and no GRO */ \
+	X(err_down)	/* xdp_redirect_err: egress down (ENETDOWN) */           \
+	X(err_too_big) /* xdp_redirect_err: frame over its MTU (EMSGSIZE) */     \
+	X(err_other)   /* xdp_redirect_err: any other error */
+
+struct ferry_kfwd_ctr {
+#define FERRY_KFWD_FIELD(id) __u64 id;
+	FERRY_KFWD_CTRS(FERRY_KFWD_FIELD)
+#undef FERRY_KFWD_FIELD
 };
 
 /* Parse result, filled by ferry_parse() (bpf/ferry_parse.h). */

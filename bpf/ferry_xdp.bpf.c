@@ -16,6 +16,7 @@
 #include <linux/errno.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 
 #include "ferry_abi.h"
 #include "ferry_parse.h"
@@ -91,6 +92,27 @@ struct {
 /* Id of this object's cpu_map, written by the daemon after load: the
  * tracepoint fires for every CPUMAP on the host. */
 __u32 ferry_cpu_map_id;
+
+/* The in-kernel xconnect path (ferry_abi.h): the egress device. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, FERRY_DEV_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ferry_tx_dev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ferry_kfwd_ctr);
+} ferry_kfwd_ctrs SEC(".maps");
+
+/* Written by the daemon after load, like ferry_cpu_map_id: which
+ * redirects the tracepoints below belong to (they fire host-wide). */
+__u32 ferry_tx_dev_map_id;
+__u32 ferry_rx_ifindex;
+__u32 ferry_rx_netns; /* inode of the port's network namespace */
 
 static __always_inline void count(__u32 reason, __u64 bytes)
 {
@@ -406,6 +428,26 @@ static __always_inline int spread(struct xdp_md *ctx,
 		      bytes);
 }
 
+/*
+ * The in-kernel xconnect path: into the egress device of DEVMAP slot 0;
+ * the kernel bulks the frames and flushes once per NAPI poll. A DEVMAP
+ * redirect builds a fresh skb on the egress side (a veth), without the
+ * CHECKSUM_PARTIAL mark, so partial checksums are completed first, as
+ * for CPUMAP. What fails later, at redirect or transmit time, is counted
+ * by the tracepoints below.
+ */
+static __always_inline int to_dev(struct xdp_md *ctx,
+				  const struct ferry_pkt *pkt, __u64 bytes)
+{
+	ferry_csum_complete(ctx, pkt);
+	if (bpf_redirect_map(&ferry_tx_dev, 0, 0) != XDP_REDIRECT) {
+		count(FERRY_R_DROP_NO_DEV, bytes);
+		return XDP_DROP;
+	}
+	count(FERRY_R_DEV_REDIRECT, bytes);
+	return XDP_REDIRECT;
+}
+
 SEC("xdp.frags")
 int ferry_xdp(struct xdp_md *ctx)
 {
@@ -458,6 +500,8 @@ int ferry_xdp(struct xdp_md *ctx)
 
 	switch (action) {
 	case FERRY_ACT_XSK:
+		if (cfg->kernel_fwd)
+			return to_dev(ctx, &pkt, bytes);
 		if (cfg->spread_n)
 			return spread(ctx, cfg, &pkt, bytes);
 		/* One lookup decides both the verdict and its counter: a
@@ -553,6 +597,84 @@ int ferry_cpumap_enqueue(__u64 *ctx)
 	if (c) {
 		c->offered += (__u32)ctx[1];
 		c->drops += (__u32)ctx[2];
+	}
+	return 0;
+}
+
+/* Just the fields the tracepoints read, relocated by CO-RE. */
+struct ns_common {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+struct net {
+	struct ns_common ns;
+} __attribute__((preserve_access_index));
+typedef struct {
+	struct net *net;
+} possible_net_t;
+struct net_device {
+	int ifindex;
+	possible_net_t nd_net;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct ferry_kfwd_ctr *kfwd_ctr(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&ferry_kfwd_ctrs, &key);
+}
+
+/*
+ * trace_xdp_redirect_err(dev, prog, tgt, err, map_type, map_id, index):
+ * the redirect our program chose failed in xdp_do_redirect (the egress is
+ * down, the frame is over its MTU); the kernel drops the frame.
+ */
+SEC("tp_btf/xdp_redirect_err")
+int ferry_redirect_err(__u64 *ctx)
+{
+	int err = (int)ctx[3];
+	struct ferry_kfwd_ctr *c;
+
+	if ((__u32)ctx[5] != ferry_tx_dev_map_id || !ferry_tx_dev_map_id)
+		return 0;
+	c = kfwd_ctr();
+	if (!c)
+		return 0;
+	if (err == -ENETDOWN)
+		c->err_down++;
+	else if (err == -EMSGSIZE)
+		c->err_too_big++;
+	else
+		c->err_other++;
+	return 0;
+}
+
+/*
+ * trace_xdp_devmap_xmit(from_dev, to_dev, sent, drops, err), once per
+ * bulk flush: drops are frames the egress driver refused (a veth whose
+ * peer has neither XDP nor GRO answers -ENXIO for all of them). It does
+ * not name the map, so our port is recognised by the receiving device:
+ * its index and its network namespace (indexes repeat across them).
+ */
+SEC("tp_btf/xdp_devmap_xmit")
+int ferry_devmap_xmit(__u64 *ctx)
+{
+	const struct net_device *from = (const void *)ctx[0];
+	int sent = (int)ctx[2], drops = (int)ctx[3], err = (int)ctx[4];
+	struct ferry_kfwd_ctr *c;
+
+	if (!ferry_rx_ifindex ||
+	    BPF_CORE_READ(from, ifindex) != (int)ferry_rx_ifindex ||
+	    BPF_CORE_READ(from, nd_net.net, ns.inum) != ferry_rx_netns)
+		return 0;
+	c = kfwd_ctr();
+	if (!c)
+		return 0;
+	if (sent > 0)
+		c->xmit_sent += sent;
+	if (drops > 0) {
+		c->xmit_drops += drops;
+		if (err == -ENXIO)
+			c->xmit_no_napi += drops;
 	}
 	return 0;
 }

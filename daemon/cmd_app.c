@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cmd.h"
 #include "ferry.h"
@@ -12,7 +13,14 @@
 struct app_params {
 	const char *port;
 	const char *peer;
+	uint8_t path; /* enum ferry_path */
 };
+
+static const char *const path_words[] = {
+#define PATH_WORD(id, name) name,
+	FERRY_PATHS(PATH_WORD)
+#undef PATH_WORD
+		NULL};
 
 #define AP(field)                                                              \
 	.off = offsetof(struct app_params, field), .size = sizeof(const char *)
@@ -30,6 +38,10 @@ static const struct ctl_opt xconnect_add_rows[] = {
 	 .metavar = "PORT_OUT",
 	 .values = CTL_VAL_PORT,
 	 .help = "the port they leave by"},
+	{"path", CTL_OPT_WORD, 0, .off = offsetof(struct app_params, path),
+	 .size = sizeof(uint8_t), .words = path_words,
+	 .help = "workers (xsk), the kernel's DEVMAP, or kernel when nothing "
+		 "needs a worker"},
 };
 
 static const struct ctl_opt port_in_row[] = {
@@ -75,8 +87,13 @@ static int set_app(void *ctx, const struct ctl_syntax *s, enum ferry_app app,
 static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
 			    struct ctl_err *err)
 {
-	return set_app(ctx, &xconnect_add_syntax, FERRY_APP_XCONNECT, argc,
-		       argv, err);
+	struct app_params p;
+	int rc = cmd_parse(&xconnect_add_syntax, argc, argv, &p, err);
+
+	return rc ? rc
+		  : ferry_xconnect_add(CMD_F(ctx), p.port, p.peer,
+				       (enum ferry_path)p.path, err->msg,
+				       sizeof(err->msg));
 }
 
 static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
@@ -117,10 +134,14 @@ static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 			break;
 		p.port = pp.name;
 		switch (app) {
-		case FERRY_APP_XCONNECT:
+		case FERRY_APP_XCONNECT: {
+			enum ferry_path path = FERRY_PATH_AUTO;
+
+			ferry_port_path_get(ctx->f, i, &path);
+			p.path = (uint8_t)path;
 			cmd_buf_line(b, "xconnect add", &xconnect_add_syntax,
 				     &p);
-			break;
+		} break;
 		case FERRY_APP_REFLECT:
 			cmd_buf_line(b, "reflect", &reflect_syntax, &p);
 			break;

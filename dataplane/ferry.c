@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 #include "spread.h"
 #include "numaplace.h"
@@ -225,6 +226,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 static void port_free(struct ferry_port *p)
 {
 	ferry_steer_port_free(p);
+	free(p->kacct);
 	free(p->pq);
 	free(p);
 }
@@ -645,7 +647,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
  * chose. MEMBARRIER_CMD_GLOBAL is synchronize_rcu() from userspace; where
  * it is refused (nohz_full), a sleep far longer than any NAPI poll.
  */
-static void xdp_runs_wait(void)
+void ferry_xdp_runs_wait(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
 		usleep(10000);
@@ -660,7 +662,7 @@ void ferry_port_drain(struct ferry_port *p)
 	bool busy;
 	uint32_t i;
 
-	xdp_runs_wait(); /* redirects already chosen land first */
+	ferry_xdp_runs_wait(); /* redirects already chosen land first */
 	do {
 		busy = false;
 		for (i = 0; i < p->n_queues; i++) {
@@ -699,6 +701,16 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  name, f->ports[i]->name, name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
+	/* Its kernel-path frames are credited to its egress for good, and
+	 * the classifier stops redirecting before the sockets go. */
+	ferry_kpath_fold(p);
+	if (p->path == FERRY_PATH_KERNEL) {
+		enum ferry_app app = p->app;
+
+		p->app = FERRY_APP_NONE;
+		ferry_kpath_apply(f, p);
+		p->app = app;
+	}
 	if (p->dpdk) {
 		ferry_dpdk_port_close(f, p);
 	} else {
@@ -801,6 +813,7 @@ void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	if (!ferry_port_verdicts(p, f->verdict_scratch))
 		for (r = 0; r < FERRY_R__COUNT; r++)
 			l->verdicts[r] += f->verdict_scratch[r];
+	ferry_kpath_ledger(p, l);
 	if (rx_left || tx_left)
 		log_warn("port %s: %llu received frame(s) unread and %llu "
 			 "unsent were left in its rings (rx_abandoned, "
@@ -812,6 +825,8 @@ void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	l->ports_retired++;
 }
 
+static void kpath_egress_changed(struct ferry *f, struct ferry_port *out);
+
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 {
 	log_warn("port %s: failed: %s; its queues are closed, the other ports "
@@ -821,6 +836,9 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	ferry_port_set_down(p, true);
 	if (p->gen)
 		ferry_gen_stop(p->gen);
+	/* What it sent by the kernel path stays its egress's once its
+	 * classifier (and the counters there) is gone. */
+	ferry_kpath_fold(p);
 	ferry_port_retire(f, p);
 	/* Its counters are in the ledger now; the ledger skips failed ports,
 	 * and `stats` still shows what the port did before it failed. */
@@ -832,6 +850,9 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	p->state = FERRY_PORT_FAILED;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	p->events.failed++;
+	/* Ports sending here by the kernel path go back to their workers,
+	 * which count what they cannot send as port_down. */
+	kpath_egress_changed(f, p);
 }
 
 /* ---------------------------------------------------------------- apps */
@@ -894,11 +915,13 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 								: peer->name,
 				  p->state == FERRY_PORT_FAILED ? p->reason
 								: peer->reason);
+	ferry_kpath_fold(p);
 	if (p->deferred) {
 		/* No sockets yet (hot restart): set when they are bound. */
 		p->app = app;
 		p->peer = peer;
 		app_wire_apply(p);
+		ferry_kpath_apply(f, p);
 		return 0;
 	}
 	for (i = 0; i < p->n_queues; i++) {
@@ -918,6 +941,9 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	p->app = app;
 	p->peer = peer;
 	app_wire_apply(p);
+	/* After the workers have the xconnect: frames still in the rings
+	 * when the classifier flips to the kernel path are forwarded. */
+	ferry_kpath_apply(f, p);
 	if (missing)
 		log_warn("xconnect %s %s: %u queue(s) of %s sit on "
 			 "workers that "
@@ -926,6 +952,32 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 			 "(no_tx_queue)",
 			 p->name, peer->name, missing, p->name, peer->name);
 	return 0;
+}
+
+int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
+		       enum ferry_path path, char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port), *out;
+	enum ferry_path old;
+	char why[200];
+	int err;
+
+	if (!p)
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+	out = ferry_port_find(f, peer);
+	if (!out)
+		return ferry_fail(msg, len, -ENOENT, "no port %s", peer);
+	if (path == FERRY_PATH_KERNEL &&
+	    ferry_kpath_refusal(p, out, why, sizeof(why)) == -EOPNOTSUPP)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "xconnect %s %s: path kernel refused: %s",
+				  port, peer, why);
+	old = p->path_req;
+	p->path_req = path;
+	err = ferry_app_set(f, port, FERRY_APP_XCONNECT, peer, msg, len);
+	if (err)
+		p->path_req = old;
+	return err;
 }
 
 int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
@@ -937,7 +989,20 @@ int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
 	if (p->app != FERRY_APP_XCONNECT)
 		return ferry_fail(msg, len, -ENOENT, "port %s has no xconnect",
 				  port);
+	p->path_req = FERRY_PATH_AUTO;
 	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
+}
+
+/* A generator on an egress needs the workers' TX, and a failed egress
+ * its workers' port_down: re-decide the paths of the ports sending there. */
+static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
+{
+	int i;
+
+	for (i = 0; i < f->n_ports; i++)
+		if (f->ports[i]->app == FERRY_APP_XCONNECT &&
+		    f->ports[i]->peer == out)
+			ferry_kpath_apply(f, f->ports[i]);
 }
 
 /* ----------------------------------------------------------- generator */
@@ -979,6 +1044,7 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	p->gen = ferry_gen_start(gp, msg, len);
 	if (!p->gen)
 		return -errno;
+	kpath_egress_changed(f, p);
 	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate "
 		 "%s%llu, "
 		 "count %llu",
@@ -999,6 +1065,7 @@ int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
 				  port);
 	/* The object stays: its counters are readable until the next start. */
 	ferry_gen_stop(p->gen);
+	kpath_egress_changed(f, p);
 	log_info("gen %s: stopped after %llu frames", port,
 		 (unsigned long long)ferry_gen_frames(p->gen));
 	return 0;

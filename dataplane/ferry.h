@@ -62,11 +62,36 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len);
 
 const char *ferry_app_name(enum ferry_app app);
 
+/*
+ * Which path an xconnect's frames take: through the AF_XDP sockets and a
+ * worker (xsk), or redirected by the classifier into the egress device
+ * (kernel, a DEVMAP), which no worker touches. auto: kernel whenever
+ * nothing on the port needs a worker (dataplane/kpath.h says what does).
+ */
+#define FERRY_PATHS(X)                                                         \
+	X(AUTO, "auto")                                                        \
+	X(XSK, "xsk")                                                          \
+	X(KERNEL, "kernel")
+
+enum ferry_path {
+#define FERRY_PATH_ENUM(id, name) FERRY_PATH_##id,
+	FERRY_PATHS(FERRY_PATH_ENUM)
+#undef FERRY_PATH_ENUM
+		FERRY_PATH__COUNT
+};
+const char *ferry_path_name(enum ferry_path path);
+
 /* xconnect (peer names the egress port), reflect, drop, none. */
 int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		  const char *peer, char *msg, size_t len);
 int ferry_xconnect_del(struct ferry *f, const char *port, char *msg,
 		       size_t len);
+/*
+ * xconnect with the path asked for: as ferry_app_set, and first refuses
+ * (-EOPNOTSUPP, with the fix in msg) a path kernel that cannot work.
+ */
+int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
+		       enum ferry_path path, char *msg, size_t len);
 
 /* p->ifindex, src_mac and cpu are filled in from the port. */
 int ferry_gen_begin(struct ferry *f, const char *port,
@@ -95,6 +120,8 @@ int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp);
 /* Port i's app; *peer is the xconnect's egress port, else NULL. */
 int ferry_port_app_get(const struct ferry *f, int i, enum ferry_app *app,
 		       const char **peer);
+/* Port i's xconnect path as asked (auto unless given); 0 or -ENOENT. */
+int ferry_port_path_get(const struct ferry *f, int i, enum ferry_path *path);
 
 /* Called about once a second by the control thread: rates, and the watch
  * over each port's link, MTU, interface and XDP program (health.c). */

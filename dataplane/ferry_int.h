@@ -36,6 +36,9 @@ struct ferry_ledger {
 	uint64_t rx_abandoned, tx_abandoned;
 	/* UMEMs of workers no longer there (see struct ferry_worker) */
 	uint64_t umem_closed, umem_frames_lost;
+	/* the kernel path (kpath.h), raw: redirected, sent by the egress,
+	 * refused at redirect time (err_*), refused by the egress driver */
+	uint64_t kpath_rx, kpath_tx, kpath_err, kpath_xmit_drops;
 };
 
 struct ferry {
@@ -93,6 +96,9 @@ int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
 void ferry_port_sockets_close(struct ferry_port *p);
 /* Waits (bounded) until p's RX rings are read and TX rings sent. */
 void ferry_port_drain(struct ferry_port *p);
+/* Returns once every XDP program run begun before the call has ended (an
+ * RCU grace period), with the redirects it chose. */
+void ferry_xdp_runs_wait(void);
 /* Sets p's egress queues down (frames to them dropped as port_down) or up. */
 void ferry_port_set_down(struct ferry_port *p, bool down);
 /* Longest frame p's link takes, from its MTU; applied to every queue. */

@@ -15,6 +15,7 @@
 
 #include "ferry_xdp.skel.h"
 #include "log.h"
+#include "kpath.h"
 #include "port.h"
 #include "wire.h"
 #include "takeover.h"
@@ -390,12 +391,18 @@ static int skel_try(struct ferry_port *p, ferry_skel_prep_fn prep, void *arg,
 	if (!p->skel)
 		return -errno;
 	bpf_program__set_autoload(p->skel->progs.ferry_cpumap_enqueue, with_tp);
+	bpf_program__set_autoload(p->skel->progs.ferry_redirect_err, with_tp);
+	bpf_program__set_autoload(p->skel->progs.ferry_devmap_xmit, with_tp);
 	err = prep(p, arg);
 	if (!err)
 		err = ferry_xdp_bpf__load(p->skel);
 	if (!err && with_tp)
 		err = ferry_port_cpumap_tp_attach(p);
+	if (!err && with_tp)
+		err = ferry_kpath_tp_attach(p);
 	if (err) {
+		bpf_link__destroy(p->cpumap_tp);
+		p->cpumap_tp = NULL;
 		ferry_xdp_bpf__destroy(p->skel);
 		p->skel = NULL;
 	}
@@ -413,8 +420,10 @@ int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
 	tp_err = err;
 	err = skel_try(p, prep, arg, false);
 	if (!err)
-		log_warn("port %s: xdp_cpumap_enqueue tracepoint unavailable "
-			 "(%s); CPUMAP enqueue drops are not counted",
+		log_warn("port %s: xdp_cpumap_enqueue, xdp_redirect_err or "
+			 "xdp_devmap_xmit tracepoint unavailable (%s); CPUMAP "
+			 "enqueue drops and kernel-path transmit failures are "
+			 "not counted",
 			 p->name, strerror(-tp_err));
 	return err;
 }
@@ -671,6 +680,7 @@ void ferry_port_xdp_unload(struct ferry_port *p)
 {
 	bpf_link__destroy(p->cpumap_tp);
 	p->cpumap_tp = NULL;
+	ferry_kpath_tp_detach(p);
 	ferry_xdp_bpf__destroy(p->skel);
 	p->skel = NULL;
 }

@@ -65,6 +65,11 @@ struct ferry_port {
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
+	/* xconnect's path (kpath.h): as asked, in use, and why */
+	enum ferry_path path_req;
+	enum ferry_path path; /* FERRY_PATH_XSK or _KERNEL */
+	char path_why[200];
+	struct ferry_kpath_acct *kacct; /* NULL until first needed */
 	/* state */
 	bool zerocopy;
 	bool hugepages;
@@ -75,7 +80,8 @@ struct ferry_port {
 	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
-	struct bpf_link *cpumap_tp;	 /* NULL: enqueue drops not measured */
+	struct bpf_link *cpumap_tp;  /* NULL: enqueue drops not measured */
+	struct bpf_link *kfwd_tp[2]; /* redirect_err, devmap_xmit (kpath.c) */
 	struct ferry_steer_table *steer; /* NULL until the first steer rule */
 	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 #include "spread.h"
 #include "steer.h"
@@ -99,6 +100,16 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "need_wakeup", json_true());
 	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
 	json_object_set_new(o, "app", json_string(app));
+	if (p->app == FERRY_APP_XCONNECT) {
+		json_object_set_new(
+			o, "path",
+			json_string(ferry_path_name(p->path == FERRY_PATH_KERNEL
+							    ? FERRY_PATH_KERNEL
+							    : FERRY_PATH_XSK)));
+		json_object_set_new(o, "path_requested",
+				    json_string(ferry_path_name(p->path_req)));
+		json_object_set_new(o, "path_why", json_string(p->path_why));
+	}
 	json_object_set_new(o, "default",
 			    json_string(p->default_action == FERRY_ACT_PASS
 						? "pass"
@@ -219,6 +230,54 @@ static json_t *q_view_json(const struct q_view *v, double rx_pps, double tx_pps)
 	return o;
 }
 
+/*
+ * Frames by path: xsk (the workers' counters, in sum) and kernel (the
+ * classifier's DEVMAP redirects, p as ingress for rx and as egress for
+ * tx), with the kernel path's failures by reason. The kernel path is
+ * added to sum, so the totals count every frame whichever way it went.
+ */
+static json_t *paths_json(struct ferry *f, struct ferry_port *p,
+			  struct q_view *sum)
+{
+	json_t *o = json_object(), *x = json_object(), *k = json_object();
+	struct ferry_kpath_ctrs kc;
+	uint64_t tx_pk, tx_by;
+
+	ferry_kpath_stats(f, p, &kc, &tx_pk, &tx_by);
+	json_object_set_new(x, "rx_packets",
+			    json_integer((json_int_t)sum->c.rx_packets));
+	json_object_set_new(x, "rx_bytes",
+			    json_integer((json_int_t)sum->c.rx_bytes));
+	json_object_set_new(x, "tx_packets",
+			    json_integer((json_int_t)sum->c.tx_packets));
+	json_object_set_new(x, "tx_bytes",
+			    json_integer((json_int_t)sum->c.tx_bytes));
+	json_object_set_new(k, "rx_packets",
+			    json_integer((json_int_t)kc.rx_packets));
+	json_object_set_new(k, "rx_bytes",
+			    json_integer((json_int_t)kc.rx_bytes));
+	json_object_set_new(k, "tx_packets", json_integer((json_int_t)tx_pk));
+	json_object_set_new(k, "tx_bytes", json_integer((json_int_t)tx_by));
+	/* Of p's own redirects (p as ingress): what did not go out. */
+#define K_SET(id) json_object_set_new(k, #id, json_integer((json_int_t)kc.id));
+	FERRY_KFWD_CTRS(K_SET)
+#undef K_SET
+	json_object_set_new(
+		k, "xdp_redirect_err",
+		json_integer((json_int_t)(kc.err_down + kc.err_too_big +
+					  kc.err_other)));
+	json_object_set_new(o, "xsk", x);
+	json_object_set_new(o, "kernel", k);
+	sum->c.rx_packets += kc.rx_packets;
+	sum->c.rx_bytes += kc.rx_bytes;
+	sum->c.tx_packets += tx_pk;
+	sum->c.tx_bytes += tx_by;
+	/* Received here, not sent: drops of this port, like the workers'. */
+	sum->drops +=
+		kc.err_down + kc.err_too_big + kc.err_other + kc.xmit_drops;
+	return o;
+}
+
 static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 {
 	json_t *o = json_object(), *qs = json_array(), *xdp = json_object();
@@ -251,6 +310,11 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 			if (r >= FERRY_R_FIRST_MALFORMED)
 				malformed += n;
 		}
+	}
+	json_object_set_new(o, "paths", paths_json(f, p, &sum));
+	if (p->kacct) {
+		rx_pps += p->kacct->rx_pps;
+		tx_pps += p->kacct->tx_pps;
 	}
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
@@ -337,6 +401,7 @@ static json_t *ledger_json(struct ferry *f)
 		if (!ferry_port_verdicts(p, f->verdict_scratch))
 			for (r = 0; r < FERRY_R__COUNT; r++)
 				l.verdicts[r] += f->verdict_scratch[r];
+		ferry_kpath_ledger(p, &l);
 	}
 #define LSET(ctr)                                                              \
 	json_object_set_new(o, #ctr, json_integer((json_int_t)l.q.ctr));
@@ -357,6 +422,16 @@ static json_t *ledger_json(struct ferry *f)
 	json_object_set_new(o, "drops", json_integer((json_int_t)drops));
 	json_object_set_new(o, "drop_reasons", d);
 	json_object_set_new(o, "xdp", xdp);
+	/* The kernel path's frames: rx_packets and tx_packets above are the
+	 * workers' alone. */
+	json_object_set_new(o, "kpath_rx_packets",
+			    json_integer((json_int_t)l.kpath_rx));
+	json_object_set_new(o, "kpath_tx_packets",
+			    json_integer((json_int_t)l.kpath_tx));
+	json_object_set_new(o, "kpath_redirect_err",
+			    json_integer((json_int_t)l.kpath_err));
+	json_object_set_new(o, "kpath_xmit_drops",
+			    json_integer((json_int_t)l.kpath_xmit_drops));
 	json_object_set_new(o, "ports_retired",
 			    json_integer((json_int_t)l.ports_retired));
 	json_object_set_new(o, "rx_abandoned",
@@ -443,6 +518,7 @@ void ferry_stats_reset(struct ferry *f)
 		}
 		ferry_port_verdicts(p, p->verdict_base);
 		ferry_steer_reset(p);
+		ferry_kpath_reset(f, p);
 	}
 	for (i = 0; i < f->n_workers; i++) {
 		struct ferry_worker *w = f->workers[i];
@@ -546,6 +622,7 @@ void ferry_tick(struct ferry *f)
 		if (p->gen)
 			p->gen_pps = rate(ferry_gen_frames(p->gen),
 					  &p->gen_prev, dt);
+		ferry_kpath_tick(f, p, dt);
 	}
 	for (i = 0; i < f->n_workers; i++) {
 		struct ferry_worker *w = f->workers[i];
@@ -676,6 +753,45 @@ static void steer_metrics(struct ferry *f, struct sbuf *b)
 	}
 }
 
+/* The kernel path's counters per port (stats' paths.kernel). */
+static void kpath_metrics(struct ferry *f, struct sbuf *b)
+{
+	struct ferry_kpath_ctrs *kc;
+	uint64_t *tx;
+	int i;
+
+	kc = calloc(f->n_ports ? f->n_ports : 1, sizeof(*kc));
+	tx = calloc(f->n_ports ? 2 * f->n_ports : 2, sizeof(*tx));
+	if (!kc || !tx)
+		goto out;
+	for (i = 0; i < f->n_ports; i++)
+		ferry_kpath_stats(f, f->ports[i], &kc[i], &tx[2 * i],
+				  &tx[2 * i + 1]);
+#define KP_FAMILY(nm, help, expr)                                              \
+	family(b, "ferry_kpath_" nm "_total", help);                           \
+	for (i = 0; i < f->n_ports; i++)                                       \
+		sb_printf(b, "ferry_kpath_" nm "_total{port=\"%s\"} %llu\n",   \
+			  f->ports[i]->name, (unsigned long long)(expr));
+	KP_FAMILY("rx_packets",
+		  "frames the classifier redirected in the kernel",
+		  kc[i].rx_packets)
+	KP_FAMILY("rx_bytes", "bytes the classifier redirected in the kernel",
+		  kc[i].rx_bytes)
+	KP_FAMILY("tx_packets",
+		  "frames sent out of the port by the kernel path", tx[2 * i])
+	KP_FAMILY("tx_bytes", "bytes sent out of the port by the kernel path",
+		  tx[2 * i + 1])
+#define KP_CTR(id)                                                             \
+	KP_FAMILY(#id, "kernel-path counter " #id " of the port as ingress",   \
+		  kc[i].id)
+	FERRY_KFWD_CTRS(KP_CTR)
+#undef KP_CTR
+#undef KP_FAMILY
+out:
+	free(kc);
+	free(tx);
+}
+
 char *ferry_metrics(struct ferry *f)
 {
 	struct sbuf b = {0};
@@ -742,6 +858,7 @@ char *ferry_metrics(struct ferry *f)
 	}
 
 	steer_metrics(f, &b);
+	kpath_metrics(f, &b);
 
 #define W_FAMILY(ctr)                                                          \
 	family(&b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr); \
@@ -784,6 +901,14 @@ int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp)
 	pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
 	pp->xdp_generic = p->xdp_generic;
 	pp->xdp_given = true;
+	return 0;
+}
+
+int ferry_port_path_get(const struct ferry *f, int i, enum ferry_path *path)
+{
+	if (i < 0 || i >= f->n_ports)
+		return -ENOENT;
+	*path = f->ports[i]->path_req;
 	return 0;
 }
 

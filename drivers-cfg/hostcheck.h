@@ -44,6 +44,15 @@ struct ferry_hostcheck_params {
  * (and *err: -ENODEV, -EINVAL) for an interface that does not exist or a
  * CPU that is not online.
  */
+/*
+ * Does the veth ifname's peer take frames redirected into ifname with XDP
+ * (DEVMAP, ndo_xdp_xmit)? The kernel delivers them only when the peer has
+ * an XDP program or GRO on (else drops them, -ENXIO). 1 yes, 0 no, -errno
+ * unknown (-ENOENT: not a veth, or its peer not found); the peer's name,
+ * with " (netns NS)" when it lives elsewhere, in peer.
+ */
+int ferry_veth_peer_rx_ready(const char *ifname, char *peer, size_t len);
+
 json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
 			 char *msg, size_t len);
 

@@ -257,14 +257,84 @@ void hc_check_busy_poll(struct hc *h)
 
 /* ------------------------------------------- a veth peer's checksums */
 
+/* What a probe asks about a veth's peer. */
+enum veth_ask {
+	VETH_TX_CSUM, /* is its TX checksum offload on? */
+	VETH_RX_NAPI, /* does it take ndo_xdp_xmit frames: XDP or GRO on? */
+};
+
 /*
- * In the calling thread's network namespace: is ifindex a veth, and is
- * its TX checksum offload on? 1/0, -errno; its name in name.
+ * An XDP program attached to ifindex (any mode): 1/0, -errno. In the
+ * namespace our namespace calls nsid (-1: ours), which needs no setns
+ * (and so no CAP_SYS_ADMIN); its name in name when not NULL.
  */
-static int veth_tx_csum_here(int ifindex, char *name)
+static int xdp_attached_in(int32_t nsid, int ifindex, char *name)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		struct rtattr a;
+		int32_t nsid;
+	} req = {
+		.nh = {.nlmsg_len = sizeof(req),
+		       .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST},
+		.ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex},
+		.a = {.rta_len = RTA_LENGTH(4),
+		      .rta_type = IFLA_TARGET_NETNSID},
+		.nsid = nsid,
+	};
+	int found = 0;
+	char buf[16384];
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	struct rtattr *a, *x;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int rest, xrest;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (nsid < 0)
+		req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0 ||
+	    (n = recv(fd, buf, sizeof(buf), 0)) < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -EIO;
+	a = (struct rtattr *)((char *)NLMSG_DATA(nh) +
+			      NLMSG_ALIGN(sizeof(req.ifi)));
+	rest = (int)nh->nlmsg_len -
+	       (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(req.ifi)));
+	for (; RTA_OK(a, rest); a = RTA_NEXT(a, rest)) {
+		if (a->rta_type == IFLA_IFNAME && name)
+			snprintf(name, IF_NAMESIZE, "%.*s", (int)RTA_PAYLOAD(a),
+				 (char *)RTA_DATA(a));
+		if ((a->rta_type & NLA_TYPE_MASK) != IFLA_XDP)
+			continue;
+		x = RTA_DATA(a);
+		xrest = (int)RTA_PAYLOAD(a);
+		for (; RTA_OK(x, xrest); x = RTA_NEXT(x, xrest))
+			if (x->rta_type == IFLA_XDP_ATTACHED &&
+			    RTA_PAYLOAD(x) >= 1)
+				found = *(uint8_t *)RTA_DATA(x) !=
+					XDP_ATTACHED_NONE;
+	}
+	return found;
+}
+
+/*
+ * In the calling thread's network namespace: is ifindex a veth, and what
+ * ask asks of it? 1/0, -errno; its name in name.
+ */
+static int veth_ask_here(int ifindex, enum veth_ask ask, char *name)
 {
 	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
-	struct ethtool_value ev = {.cmd = ETHTOOL_GTXCSUM};
+	struct ethtool_value ev = {.cmd = ask == VETH_TX_CSUM ? ETHTOOL_GTXCSUM
+							      : ETHTOOL_GGRO};
 	struct ifreq ifr = {.ifr_ifindex = ifindex};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -ENOENT;
 
@@ -278,6 +348,10 @@ static int veth_tx_csum_here(int ifindex, char *name)
 		goto out;
 	ifr.ifr_data = (void *)&ev;
 	rc = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : ev.data != 0;
+	/* veth keeps a NAPI (and so takes redirected frames) for GRO or
+	 * for an XDP program. */
+	if (ask == VETH_RX_NAPI && rc == 0)
+		rc = xdp_attached_in(-1, ifindex, NULL);
 out:
 	close(fd);
 	return rc;
@@ -286,6 +360,7 @@ out:
 struct ns_probe {
 	int ns_fd;
 	int ifindex;
+	enum veth_ask ask;
 	char name[IF_NAMESIZE];
 	int rc;
 };
@@ -297,7 +372,7 @@ static void *ns_probe_run(void *arg)
 
 	np->rc = setns(np->ns_fd, CLONE_NEWNET)
 			 ? -errno
-			 : veth_tx_csum_here(np->ifindex, np->name);
+			 : veth_ask_here(np->ifindex, np->ask, np->name);
 	return NULL;
 }
 
@@ -381,7 +456,8 @@ static int fd_netnsid(int ns_fd, int32_t *nsid)
  * tried, and only one veth with that index may answer. An unnamed
  * namespace (a container runtime's) is not found: -ENOENT.
  */
-int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
+static int veth_peer_ask(const char *ifname, enum veth_ask ask, char *peer,
+			 size_t len)
 {
 	char path[PATH_MAX], buf[32], name[IF_NAMESIZE], found[IF_NAMESIZE];
 	int own = (int)if_nametoindex(ifname), iflink, rc, hits = 0, ans = 0;
@@ -401,7 +477,7 @@ int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
 	/* A veth's peer in another namespace may have our own index. */
 	if (iflink <= 0)
 		return -ENOENT;
-	rc = veth_tx_csum_here(iflink, name);
+	rc = veth_ask_here(iflink, ask, name);
 	if (rc >= 0 && strcmp(name, ifname)) {
 		snprintf(path, sizeof(path), "/sys/class/net/%s/iflink", name);
 		f = fopen(path, "r");
@@ -420,7 +496,8 @@ int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
 		want_nsid = -1;
 	d = opendir("/run/netns");
 	while (d && (de = readdir(d))) {
-		struct ns_probe np = {.ifindex = iflink, .rc = -ENOENT};
+		struct ns_probe np = {
+			.ifindex = iflink, .ask = ask, .rc = -ENOENT};
 		struct stat st;
 		pthread_t t;
 
@@ -454,6 +531,40 @@ int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
 	if (d)
 		closedir(d);
 	return hits == 1 ? ans : -ENOENT;
+}
+
+int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len)
+{
+	return veth_peer_ask(ifname, VETH_TX_CSUM, peer, len);
+}
+
+/*
+ * A peer in another namespace: entering it needs CAP_SYS_ADMIN, which
+ * ferryd gives up; its XDP program is seen from here, by netnsid, and
+ * only GRO needs the namespace.
+ */
+int ferry_veth_peer_rx_ready(const char *ifname, char *peer, size_t len)
+{
+	char path[PATH_MAX], buf[32], name[IF_NAMESIZE] = "?";
+	int own = (int)if_nametoindex(ifname), iflink, rc;
+	int32_t nsid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/iflink", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	iflink = fgets(buf, sizeof(buf), f) ? atoi(buf) : 0;
+	fclose(f);
+	if (iflink > 0 && !link_netnsid(own, &nsid) &&
+	    xdp_attached_in(nsid, iflink, name) == 1) {
+		snprintf(peer, len, "%s (netns id %d)", name, nsid);
+		return 1;
+	}
+	rc = veth_peer_ask(ifname, VETH_RX_NAPI, peer, len);
+	if (rc == -ENOENT && name[0] != '?')
+		snprintf(peer, len, "%s (netns id %d)", name, nsid);
+	return rc;
 }
 
 /*

@@ -35,6 +35,31 @@ fault_drop() {
 		'[.data.ports[] | select(.name == $p) | .totals.drop_reasons[$r]] | first // 0'
 }
 
+# A kernel-path counter of a port (stats' paths.kernel), 0 if absent.
+fault_kpath() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" --arg k "$3" \
+		'[.data.ports[] | select(.name == $p) | .paths.kernel[$k]] | first // 0'
+}
+
+# The fault tests run on the xconnect path $XC_PATH (xsk unless set: the
+# *_kernel wrappers set kernel). fault_xc_path NAME IN OUT sets it on the
+# running xconnect IN -> OUT and checks it took.
+XC_PATH=${XC_PATH:-xsk}
+fault_xc_path() {
+	tb_do "$1" xconnect add "$2" "$3" path "$XC_PATH" >/dev/null
+	assert_eq "$2 path" "$XC_PATH" "$(fault_port "$1" "$2" path)"
+}
+
+# What IN lost because its egress was down: port_down on the workers'
+# path, err_down (the redirect refused) on the kernel path.
+fault_lost_down() {
+	if [[ $XC_PATH == kernel ]]; then
+		fault_kpath "$1" "$2" err_down
+	else
+		fault_drop "$1" "$2" port_down
+	fi
+}
+
 fault_ledger() {
 	tb_ctlj "$1" stats | jq -r ".data.ledger | $2"
 }

@@ -2,7 +2,8 @@
 # Link down and up on a port under traffic: the port reports down with the
 # reason, frames for it are dropped and counted as port_down (not queued in
 # a TX ring the kernel won't drain), it comes back by itself and forwarding
-# resumes; every frame the dut received went out or was counted.
+# resumes; every frame the dut received went out or was counted. On the
+# workers' path, and on the kernel path (t_fault_link_flap_kernel).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -13,6 +14,7 @@ set -euo pipefail
 
 tb_init
 tb_std3_chain
+fault_xc_path dut p0 p1
 
 tb_do gen gen start g0 rate 20000 dst-mac "$(tb_mac dut d0)" >/dev/null
 fault_wait_ge "sink rx before" 1000 tb_stat sink s0 rx_packets
@@ -22,8 +24,8 @@ assert_eq "p1 state before" up "$(fault_port dut p1 state)"
 tb_exec dut ip link set dev "$D1" down
 fault_wait_port dut p1 state down 5
 assert_match "p1 reason" 'link down' "$(fault_port dut p1 reason)"
-d1=$(fault_drop dut p0 port_down)
-fault_wait_ge "p0 drops as port_down while p1 is down" $((d1 + 1000)) fault_drop dut p0 port_down
+d1=$(fault_lost_down dut p0)
+fault_wait_ge "p0 counts what it cannot send while p1 is down" $((d1 + 1000)) fault_lost_down dut p0
 assert_ok tb_ctlj dut version
 
 tb_exec dut ip link set dev "$D1" up

@@ -12,7 +12,10 @@
 # classifier passes (pass_no_xsk: a port being deleted takes its sockets
 # out of the XSKMAP before it detaches). And no UMEM frame leaks: every
 # UMEM that closed got all of its frames back. SOAK_SECS sets the length
-# (default 45).
+# (default 45). Once the sink's ferryd has XDP on s0, each `xconnect add`
+# on the default path auto takes the kernel path (DEVMAP), and each
+# `workers` re-plan or port del/add may switch it back: the ledger's
+# kpath_* counters close the sums over both paths.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -101,6 +104,10 @@ DL=$(($(txdrop dut d1) - DL0))
 SV=$(jq -r '[.xdp[]] | add' <<<"$s0")
 SX=$(jq -r '.xdp.xsk_redirect' <<<"$s0")
 SR=$(jq -r '.totals.rx_packets' <<<"$s0")
+KR=$(lg .kpath_rx_packets)
+KT=$(lg .kpath_tx_packets)
+KE=$(lg .kpath_redirect_err)
+KX=$(lg .kpath_xmit_drops)
 SK=$(jq -r '.totals | .rx_dropped + .rx_ring_full' <<<"$s0")
 cat <<TXT
 soak: $n configuration changes in ${SECS}s ($(lg .ports_retired) ports retired)
@@ -112,6 +119,8 @@ soak: $n configuration changes in ${SECS}s ($(lg .ports_retired) ports retired)
   dut lost in the kernel (rx_dropped+ring_full)  K  = $K
   left in rings when a port closed               A  = $A
   dut sent                                       T  = $T  (tx_invalid_descs $TI)
+  kernel path: redirected                        KR = $KR (dev_redirect $(lg .xdp.dev_redirect))
+  kernel path: sent, refused at redirect, by d1  KT = $KT, KE = $KE, KX = $KX
   dropped by ferry, by reason                    D  = $D  $(jq -c .drop_reasons <<<"$L")
   lost by veth d1                                DL = $DL
   seen by the sink's XDP program                 SV = $SV (xsk_redirect $SX)
@@ -123,10 +132,14 @@ assert_ge "configuration changes" 10 "$n"
 assert_eq "generated == lost at g0 + to the stack + seen by XDP" "$G" $((GL + N + V))
 assert_eq "xsk_redirect == received + lost in the kernel + abandoned" "$X" $((R + K + $(lg .rx_abandoned)))
 assert_eq "received == sent + dropped" "$R" $((T + D))
-assert_eq "sent == lost at d1 + invalid + seen by the sink + abandoned" "$T" \
+assert_eq "kernel path: dev_redirect == kpath_rx" "$(lg .xdp.dev_redirect)" "$KR"
+assert_eq "kernel path: redirected == sent + refused" "$KR" $((KT + KE + KX))
+# d1's tx_dropped counts both paths' losses there, the kernel path's too
+# (veth's ndo_xdp_xmit refusals): KX is inside DL.
+assert_eq "sent (both paths) == lost at d1 + invalid + seen by the sink + abandoned" $((T + KT + KX)) \
 	$((DL + TI + SV + $(lg .tx_abandoned)))
 assert_eq "sink xsk_redirect == received + lost in the kernel" "$SX" $((SR + SK))
 assert_eq "END TO END: generated == sink received + every counted loss" "$G" \
-	$((SR + GL + N + (V - X) + K + A + D + DL + TI + (SV - SX) + SK))
+	$((SR + GL + N + (V - X - KR) + K + A + D + DL + TI + (SV - SX) + SK + KE))
 assert_eq "UMEM frames missing" 0 "$(lg .umem_frames_lost)"
 fault_umem_idle dut

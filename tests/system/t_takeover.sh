@@ -26,6 +26,9 @@ RATE=100000
 
 tb_init
 tb_std3_chain
+# The handover of the workers' sockets is what is measured: on the kernel
+# path (auto, now that the sink has XDP) no socket would carry p0's frames.
+tb_do dut xconnect add p0 p1 path xsk >/dev/null
 
 # tb_takeover NAME: a --takeover ferryd on dut's socket, tracked as NAME.
 # Its `ip netns exec` mounts a bpffs of its own, without the old one's pins:

@@ -382,7 +382,7 @@ static void test_usage_from_rows(void **state)
 	usage_is("gen start", "PORT [rate PPS] [size BYTES] [flows N] "
 			      "[dst-mac MAC] [count N] [engine auto|live|xsk]");
 	usage_is("workers", "[CPULIST] [idle busy|poll]");
-	usage_is("xconnect add", "PORT_IN PORT_OUT");
+	usage_is("xconnect add", "PORT_IN PORT_OUT [path auto|xsk|kernel]");
 	usage_is("port show", "[NAME]");
 	usage_is("handover", "begin|release|commit|abort");
 	usage_is("proxy add", "NAME listen ADDR:PORT backend ADDR:PORT "
@@ -416,7 +416,7 @@ static void test_synopsis_from_rows(void **state)
 	synopsis_is("workers", "[CPULIST] [OPTION...]");
 	synopsis_is("port show", "[NAME]");
 	synopsis_is("stats", "[OPTION...]");
-	synopsis_is("xconnect add", "PORT_IN PORT_OUT");
+	synopsis_is("xconnect add", "PORT_IN PORT_OUT [OPTION...]");
 }
 
 /* What show config prints for a port: only what differs from the default,

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kpath.h - the in-kernel path of xconnect: which path a port's frames
+ * take, switching it without losing frames, and its counters.
+ *
+ * On path kernel the classifier redirects the frames it would give the
+ * port's AF_XDP socket into the egress device through its DEVMAP
+ * (ferry_abi.h). A port needs a worker, and so keeps path xsk under auto,
+ * when it uses the DPDK backend or its egress does, when a generator on
+ * the egress shares the egress's TX, or when the egress is a veth whose
+ * peer has neither XDP nor GRO on: the kernel would drop every redirected
+ * frame there (-ENXIO). Software RSS takes no xconnect at all, and ACL
+ * drop and steer rules run in XDP before either path.
+ *
+ * Control thread only.
+ */
+#ifndef FERRY_KPATH_H
+#define FERRY_KPATH_H
+
+#include <stdint.h>
+
+#include "ferry.h"
+#include "port.h"
+
+struct ferry_ledger;
+
+/* Kernel-path counters of one port, from its classifier's maps. */
+struct ferry_kpath_ctrs {
+	uint64_t rx_packets, rx_bytes; /* redirected (dev_redirect) */
+	uint64_t tx_packets, tx_bytes; /* of those, sent by the egress */
+#define FERRY_KPATH_CTR_FIELD(id) uint64_t id;
+	FERRY_KFWD_CTRS(FERRY_KPATH_CTR_FIELD)
+#undef FERRY_KPATH_CTR_FIELD
+};
+
+/* What the counters of a port were when it last changed egress, and
+ * what it sent out of other ports before: see kpath.c. */
+struct ferry_kpath_acct {
+	struct ferry_kpath_ctrs snap;	     /* own counters at the last fold */
+	uint64_t tx_folded, tx_bytes_folded; /* as egress, from folded ports */
+	struct ferry_kpath_ctrs base;	     /* `stats reset` */
+	uint64_t tx_base, tx_bytes_base;
+	/* rates, from the last tick (raw counters, so a reset is no jump) */
+	uint64_t prev_rx, prev_tx;
+	double rx_pps, tx_pps;
+};
+
+/*
+ * Decides p's path from p->path_req and what p needs (sets p->path and
+ * p->path_why) and applies it: the DEVMAP entry before the classifier
+ * flips, and removed only after a grace period when it flips back.
+ */
+void ferry_kpath_apply(struct ferry *f, struct ferry_port *p);
+/*
+ * Why path kernel cannot work for port -> peer (0: it can): -EOPNOTSUPP
+ * with the reason and its fix in why; -EAGAIN when it may not (a veth
+ * peer whose GRO ferryd cannot read): auto keeps xsk, path kernel is
+ * allowed.
+ */
+int ferry_kpath_refusal(const struct ferry_port *p,
+			const struct ferry_port *peer, char *why, size_t len);
+/* Before p's egress changes or p goes: what p sent so far is credited to
+ * its old egress for good. */
+void ferry_kpath_fold(struct ferry_port *p);
+/* The port's own counters, raw (since its classifier loaded). */
+int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c);
+/* For stats: rx (p as ingress) and tx (p as egress), since the reset. */
+void ferry_kpath_stats(struct ferry *f, struct ferry_port *p,
+		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
+		       uint64_t *tx_bytes);
+void ferry_kpath_reset(struct ferry *f, struct ferry_port *p);
+/* Once a second: p's kernel-path rates (rx as ingress, tx as egress),
+ * dt seconds after the last call. */
+void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt);
+/* Adds p's raw kernel-path counters to a ledger. */
+void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l);
+/* Attaches the two tracepoint programs and points them at p (after the
+ * skeleton loaded); 0 or -errno. */
+int ferry_kpath_tp_attach(struct ferry_port *p);
+void ferry_kpath_tp_detach(struct ferry_port *p);
+
+#endif /* FERRY_KPATH_H */
