@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "csum.h"
+#include "ferry_xdp.skel.h"
 #include "ferry_int.h"
 #include "log.h"
 #include "nlmirror.h"
@@ -38,6 +42,8 @@ struct ferry_router {
 		uint64_t ns;
 	} asked[RESOLVE_SLOTS];
 	uint64_t resolve_limited;
+	uint64_t addr_gen;     /* nlmirror addr_updates the classifiers have */
+	uint64_t local_errors; /* ferry_local map updates that failed */
 	bool forwarding_warned;
 };
 
@@ -131,6 +137,77 @@ static void pause_all(struct ferry *f, bool pause)
 		}
 }
 
+struct local_set {
+	struct ferry_local_key k[FERRY_LOCAL_MAX];
+	unsigned n;
+};
+
+static int local_add(void *arg, const struct nlmirror_addr *a)
+{
+	struct local_set *ls = arg;
+	struct ferry_local_key *k;
+
+	if (ls->n >= FERRY_LOCAL_MAX)
+		return 0;
+	k = &ls->k[ls->n++];
+	memset(k, 0, sizeof(*k));
+	k->family = (uint32_t)a->family;
+	memcpy(k->addr, a->addr, a->family == 4 ? 4 : 16);
+	return 0;
+}
+
+static bool local_has(const struct local_set *ls,
+		      const struct ferry_local_key *k)
+{
+	unsigned i;
+
+	for (i = 0; i < ls->n; i++)
+		if (!memcmp(&ls->k[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/*
+ * The host's addresses into every route port's classifier (ferry_local):
+ * the new ones first, then the ones gone, so an address that stays never
+ * leaves the map. Every port gets all of them: a frame for the address of
+ * another interface is the host's too.
+ */
+static void local_sync(struct ferry_router *r)
+{
+	struct nlmirror_counters nc;
+	struct local_set *ls = malloc(sizeof(*ls));
+	uint8_t one = 1;
+	int i;
+
+	if (!ls)
+		return;
+	ls->n = 0;
+	nlmirror_walk_addrs(r->nlm, local_add, ls);
+	nlmirror_counters(r->nlm, &nc);
+	r->addr_gen = nc.addr_updates;
+	for (i = 0; i < r->f->n_ports; i++) {
+		struct ferry_port *p = r->f->ports[i];
+		struct ferry_local_key k, next, *prev = NULL;
+		unsigned j;
+		int fd;
+
+		if (!p->skel || p->app != FERRY_APP_ROUTE)
+			continue;
+		fd = bpf_map__fd(p->skel->maps.ferry_local);
+		for (j = 0; j < ls->n; j++)
+			if (bpf_map_update_elem(fd, &ls->k[j], &one, 0))
+				r->local_errors++;
+		while (!bpf_map_get_next_key(fd, prev, &next)) {
+			k = next;
+			if (!local_has(ls, &k) && !bpf_map_delete_elem(fd, &k))
+				continue; /* deleted: start over */
+			prev = &k;
+		}
+	}
+	free(ls);
+}
+
 void ferry_router_ports_changed(struct ferry_router *r)
 {
 	struct route_port v[FERRY_MAX_PORTS];
@@ -184,6 +261,7 @@ void ferry_router_ports_changed(struct ferry_router *r)
 		}
 	}
 	pause_all(f, false);
+	local_sync(r);
 }
 
 struct ferry_router *ferry_router_create(struct ferry *f, char *msg, size_t len)
@@ -265,6 +343,13 @@ void ferry_router_process(struct ferry_router *r)
 	/* An address or MTU change moves the ICMP source or the limit. */
 	if (rc > 0 && view_differs(r))
 		ferry_router_ports_changed(r);
+	else if (rc > 0) {
+		struct nlmirror_counters nc;
+
+		nlmirror_counters(r->nlm, &nc);
+		if (nc.addr_updates != r->addr_gen)
+			local_sync(r);
+	}
 }
 
 /* A neighbour the workers found missing: ask the kernel, at most once a
@@ -345,6 +430,8 @@ json_t *ferry_router_stats(struct ferry_router *r)
 				    json_integer((json_int_t)sum.n[i]));
 	json_object_set_new(o, "resolve_limited",
 			    json_integer((json_int_t)r->resolve_limited));
+	json_object_set_new(o, "local_errors",
+			    json_integer((json_int_t)r->local_errors));
 	nlmirror_counters(r->nlm, &nc);
 	k = json_object();
 #define X(n) json_object_set_new(k, #n, json_integer((json_int_t)nc.n));

@@ -89,6 +89,17 @@ echo "neigh: $(tb_ctlj dut neigh show | jq -c '.data')"
 assert_eq "neigh has the server" 1 \
 	"$(tb_ctlj dut neigh show | jq '[.data[] | select(.address == "10.88.2.1")] | length')"
 
+# the dut's own addresses are the kernel's: the classifier passes them
+for a in 10.88.1.254 10.88.2.254 fd88:1::fe fd88:2::fe; do
+	out=$(ip netns exec "$cli" ping -c 1 -W 2 "$a" 2>&1) || tb_die "no reply from the dut's $a: $out"
+	assert_eq "the dut's kernel answers $a at TTL 64" 1 "$(grep -c 'ttl=64' <<<"$out")"
+done
+xdp=$(tb_ctlj dut stats | jq -c '.data.ports[0].xdp')
+echo "p0 classifier: $xdp"
+assert_ge "p0 pass_local" 4 "$(jq .pass_local <<<"$xdp")"
+assert_eq "port show: host frames" "arp,ndp,local,link-local" \
+	"$(tb_ctlj dut port show p0 | jq -r '.data[0].host_frames // .data.host_frames // empty' | head -1)"
+
 # TCP byte-exact, both ways, both families
 tcpx() { # FROM TO ADDR PORT
 	local from=$1 to=$2 addr=$3 port=$4 out c rc=0
