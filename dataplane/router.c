@@ -695,12 +695,24 @@ uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq)
 	uint32_t n, idx, i, frames = 0;
 	uint64_t bytes = 0;
 
-	/* Between batches the worker holds nothing it looked up: the FIB
-	 * may reuse what it unlinked before now (fib.h). */
-	fib_quiescent(k->ctx->fib, k->fib_slot);
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
-	if (!n)
+	/* Between batches the worker holds nothing it looked up: offline
+	 * while its ring is empty (an idle or sleeping worker never holds
+	 * reclamation up), and at a new epoch for each batch (fib.h). */
+	if (!n) {
+		if (!k->offline) {
+			fib_reader_offline(k->ctx->fib, k->fib_slot);
+			k->offline = 1;
+		}
 		return 0;
+	}
+	fib_quiescent(k->ctx->fib, k->fib_slot);
+	if (unlikely(k->offline)) {
+		/* online before the first lookup: the writer must not miss
+		 * the announcement and reuse what this batch will read */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		k->offline = 0;
+	}
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d =
 			xsk_ring_cons__rx_desc(&x->rx, idx + i);

@@ -38,6 +38,7 @@ struct ferry_route_ask {
 struct ferry_route_wk {
 	const struct route_ctx *ctx;
 	int fib_slot;
+	int offline; /* announced offline to the FIB (ring found empty) */
 	struct ferry_pq
 		*out[FERRY_MAX_PORTS]; /* egress per port, this worker */
 	struct route_counters c;

@@ -89,6 +89,17 @@ echo "neigh: $(tb_ctlj dut neigh show | jq -c '.data')"
 assert_eq "neigh has the server" 1 \
 	"$(tb_ctlj dut neigh show | jq '[.data[] | select(.address == "10.88.2.1")] | length')"
 
+# the human views: tables, no JSON, no line over 120 columns
+for c in "fib show" "neigh show" "fib show 10.88.2.0/24"; do
+	# shellcheck disable=SC2086 # the command's words
+	h=$(tb_ctl dut $c)
+	printf '%s\n' "$h"
+	assert_eq "$c: no JSON in the human view" 0 "$(grep -c '[{}]' <<<"$h" || true)"
+	assert_le "$c: widest line" 120 "$(awk '{ if (length > m) m = length } END { print m + 0 }' <<<"$h")"
+done
+tb_ctl dut fib show 10.88.0.0/33 >/dev/null 2>&1 && tb_die "fib show took a bad prefix"
+tb_ctl dut version >/dev/null || tb_die "ferryd gone after a bad prefix"
+
 # the dut's own addresses are the kernel's: the classifier passes them
 for a in 10.88.1.254 10.88.2.254 fd88:1::fe fd88:2::fe; do
 	out=$(ip netns exec "$cli" ping -c 1 -W 2 "$a" 2>&1) || tb_die "no reply from the dut's $a: $out"
