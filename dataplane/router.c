@@ -664,6 +664,49 @@ static inline void resolve_push(struct ferry_route_wk *k,
 	__atomic_store_n(&k->res_prod, k->res_prod + 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The flow hash multipath picks a path by: symmetric (both directions of a
+ * flow take the same path), addresses and TCP/UDP ports of an untagged IP
+ * frame, 0 for anything else (route_frame() checks the frame itself).
+ */
+static inline uint32_t flow_hash(const uint8_t *f, uint32_t len)
+{
+	uint32_t h = 0, a, b, l4 = 0, i;
+	uint8_t proto = 0;
+
+	if (len < 34)
+		return 0;
+	if (f[12] == 0x08 && f[13] == 0x00) {
+		memcpy(&a, f + 26, 4);
+		memcpy(&b, f + 30, 4);
+		h = a ^ b;
+		proto = f[23];
+		l4 = 14 + (uint32_t)(f[14] & 0x0f) * 4;
+		if (f[20] & 0x3f || f[21]) /* a fragment: no ports */
+			proto = 0;
+	} else if (f[12] == 0x86 && f[13] == 0xdd && len >= 54) {
+		for (i = 0; i < 16; i += 4) {
+			memcpy(&a, f + 22 + i, 4);
+			memcpy(&b, f + 38 + i, 4);
+			h ^= (a ^ b) * (i + 1);
+		}
+		proto = f[20];
+		l4 = 54;
+	}
+	if ((proto == 6 || proto == 17) && l4 + 4 <= len)
+		h ^= (uint32_t)((f[l4] << 8 | f[l4 + 1]) ^
+				(f[l4 + 2] << 8 | f[l4 + 3]));
+	h ^= proto;
+	/* murmur3's finaliser: every input bit moves the top bits, which
+	 * are the ones fib_nh_pick() uses */
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
 /* One frame onto out's TX ring; false if the ring is full. */
 static inline bool tx_one(struct ferry_worker *w, struct ferry_pq *out,
 			  uint64_t addr, uint32_t len)
@@ -742,7 +785,8 @@ uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq)
 			if (ferry_csum_complete(&seg, 1) == FERRY_CSUM_FIXED)
 				ferry_ctr_add(&w->c.csum_fixed, 1);
 		}
-		v = route_frame(k->ctx, data, len, pq->rport, 0, k->reply,
+		v = route_frame(k->ctx, data, len, pq->rport,
+				flow_hash(data, len), k->reply,
 				sizeof(k->reply), &res, &k->c);
 		switch (v) {
 		case ROUTE_FWD:
