@@ -109,7 +109,7 @@ measure() { # ROW
 	case $row in
 	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 ;;
 	route)
-		EXTRA[route]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
+		EXTRA["route"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
 		stop_dut
 		;;
 	*) stop_dut ;;
@@ -127,4 +127,4 @@ for row in kernel route xconnect; do
 	printf '%-10s %12s %12s %12s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
 		"${MAX[$row]}" "$(ratio "$row" kernel)"
 done
-echo "route counters: ${EXTRA[route]:-}"
+echo "route counters: ${EXTRA["route"]:-}"

@@ -232,8 +232,17 @@ void ferry_router_ports_changed(struct ferry_router *r)
 			memset(k, 0, sizeof(*k));
 			k->ctx = &r->ctx;
 			k->fib_slot = slot;
+			/* online at its first batch: a worker that serves no
+			 * route queue must not hold reclamation up */
+			k->offline = 1;
+			fib_reader_offline(fib_dp(r->fib), slot);
 			r->wk[wi] = k;
 		}
+	/* Slots of workers that are gone (fewer workers now) must not hold
+	 * reclamation up: offline until a worker of that index polls. */
+	for (wi = f->n_workers; wi < FERRY_MAX_WORKERS; wi++)
+		if (r->wk[wi])
+			fib_reader_offline(r->ctx.fib, r->wk[wi]->fib_slot);
 	pause_all(f, true);
 	memcpy(r->ports, v, sizeof(v));
 	r->ctx.n_ports = (unsigned)f->n_ports;
