@@ -481,36 +481,51 @@ struct fib_walk_arg {
 	unsigned len;
 };
 
+/* One next hop's gateway (or what stands for one) into via. */
+static void nh_via(struct ferry_router *r, uint32_t nh,
+		   const struct fib_nh_info *info, char *via, size_t len)
+{
+	uint8_t addr[16];
+	int fam, ifindex;
+
+	if (info->flags & FIB_NH_F_LOCAL)
+		snprintf(via, len, "local");
+	else if (info->flags & FIB_NH_F_DROP)
+		snprintf(via, len, "blackhole");
+	else if (!(info->flags & FIB_NH_F_CONNECTED) &&
+		 !nlmirror_nh_target(r->nlm, nh, &fam, addr, &ifindex))
+		addr_str(fam, addr, via, len);
+	else
+		snprintf(via, len, "on-link");
+}
+
+/* via, port and mac of a next hop; a multipath group's gateways joined
+ * by commas, its port and MAC the first path's. */
 static void nh_json(struct ferry_router *r, json_t *o, uint32_t nh)
 {
 	struct fib_nh_info info;
 	uint32_t members[FIB_MP_MAX];
-	unsigned n = FIB_MP_MAX;
-	char s[32];
+	unsigned n = FIB_MP_MAX, i;
+	char via[FIB_MP_MAX * 8 + 64] = "", one[INET6_ADDRSTRLEN], s[32];
+	size_t used = 0;
 
-	if (!fib_nh_group_get(r->fib, nh, members, &n)) {
+	if (fib_nh_group_get(r->fib, nh, members, &n)) {
+		members[0] = nh;
+		n = 1;
+	} else {
 		json_object_set_new(o, "paths", json_integer(n));
-		nh = members[0];
 	}
-	if (fib_nh_get(r->fib, nh, &info))
+	for (i = 0; i < n; i++) {
+		if (fib_nh_get(r->fib, members[i], &info))
+			continue;
+		nh_via(r, members[i], &info, one, sizeof(one));
+		if (used + strlen(one) + 2 < sizeof(via))
+			used += (size_t)snprintf(via + used, sizeof(via) - used,
+						 "%s%s", used ? "," : "", one);
+	}
+	if (fib_nh_get(r->fib, members[0], &info))
 		return;
-	if (info.flags & FIB_NH_F_LOCAL)
-		json_object_set_new(o, "via", json_string("local"));
-	else if (info.flags & FIB_NH_F_DROP)
-		json_object_set_new(o, "via", json_string("blackhole"));
-	else {
-		uint8_t addr[16];
-		int fam, ifindex;
-
-		if (!nlmirror_nh_target(r->nlm, nh, &fam, addr, &ifindex) &&
-		    !(info.flags & FIB_NH_F_CONNECTED)) {
-			char a[INET6_ADDRSTRLEN];
-
-			addr_str(fam, addr, a, sizeof(a));
-			json_object_set_new(o, "via", json_string(a));
-		} else
-			json_object_set_new(o, "via", json_string("on-link"));
-	}
+	json_object_set_new(o, "via", json_string(via));
 	json_object_set_new(o, "port",
 			    json_string(info.port < (unsigned)r->f->n_ports
 						? r->f->ports[info.port]->name

@@ -6,7 +6,8 @@
 # resolving first: the dut knows no neighbour when the test starts);
 # `ping -t 1` gets time exceeded from the dut's address; a route added and
 # deleted with `ip route` while traffic runs is followed within a second;
-# a smaller egress MTU gets fragmentation-needed.
+# a multipath route carries TCP byte-exact; a smaller egress MTU gets
+# fragmentation-needed.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -164,6 +165,27 @@ out=$(ip netns exec "$cli" ping -c 1 -W 2 10.99.0.1 2>&1 || true)
 echo "$out"
 assert_eq "deleted route: unreachable from the dut" 1 \
 	"$(grep -c 'From 10.88.1.254.*Unreachable' <<<"$out")"
+
+# a multipath route: both paths resolved, traffic through it byte-exact
+ip -n "$srv" addr add 10.88.2.2/24 dev "$S0"
+ip -n "$srv" addr add 10.99.1.1/32 dev lo
+ip -n "$dut" route add 10.99.1.0/24 nexthop via 10.88.2.1 nexthop via 10.88.2.2
+for ((i = 0; i < 20; i++)); do
+	fib=$(tb_ctlj dut fib show 10.99.1.0/24)
+	[[ $(jq -r '.data[] | select(.prefix == "10.99.1.0/24") | .paths' <<<"$fib") == 2 ]] && break
+	sleep 0.1
+done
+echo "multipath: $(jq -c .data <<<"$fib")"
+assert_eq "multipath route with 2 paths" 2 \
+	"$(jq -r '.data[] | select(.prefix == "10.99.1.0/24") | .paths' <<<"$fib")"
+assert_eq "multipath route's gateways" 10.88.2.1,10.88.2.2 \
+	"$(jq -r '.data[] | select(.prefix == "10.99.1.0/24") | .via' <<<"$fib")"
+tb_ctl dut fib show 10.99.1.0/24
+out=$(ping_ok "$cli" 10.99.1.1) || tb_die "no reply through the multipath route: $out"
+for p in 7201 7202 7203; do
+	tcpx cli srv 10.99.1.1 "$p"
+done
+ip -n "$dut" route del 10.99.1.0/24
 
 # a smaller egress MTU: fragmentation needed / packet too big
 ip -n "$dut" link set dev "$D1" mtu 1280
