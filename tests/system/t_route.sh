@@ -142,6 +142,10 @@ assert_eq "IPv6 time exceeded from the dut" 1 \
 
 # a route added with ip route while traffic runs: followed within a second
 ip -n "$srv" addr add 10.99.0.1/32 dev lo
+# traffic through the dut the whole time: no frame of it is lost
+ip netns exec "$cli" ping -c 150 -i 0.02 -W 1 10.88.2.1 >"$TB_RUN/bg-ping.txt" 2>&1 &
+bg=$!
+tb_track "$bg"
 ip -n "$dut" route add 10.99.0.0/24 via 10.88.2.1
 t0=$(date +%s%N)
 for ((i = 0; i < 20; i++)); do
@@ -165,6 +169,10 @@ out=$(ip netns exec "$cli" ping -c 1 -W 2 10.99.0.1 2>&1 || true)
 echo "$out"
 assert_eq "deleted route: unreachable from the dut" 1 \
 	"$(grep -c 'From 10.88.1.254.*Unreachable' <<<"$out")"
+wait "$bg" || true
+tail -2 "$TB_RUN/bg-ping.txt"
+assert_eq "traffic during the route changes: all replies" 1 \
+	"$(grep -c '150 packets transmitted, 150 received' "$TB_RUN/bg-ping.txt")"
 
 # a multipath route: both paths resolved, traffic through it byte-exact
 ip -n "$srv" addr add 10.88.2.2/24 dev "$S0"
@@ -194,6 +202,10 @@ out=$(ip netns exec "$cli" ping -c 1 -W 2 -M do -s 1400 10.88.2.1 2>&1 || true)
 echo "$out"
 assert_eq "IPv4 frag needed from the dut" 1 \
 	"$(grep -c 'From 10.88.1.254.*Frag needed and DF set (mtu = 1280)' <<<"$out")"
+out=$(ip netns exec "$cli" ping -c 1 -W 2 -M do -s 1400 fd88:2::1 2>&1 || true)
+echo "$out"
+assert_eq "IPv6 packet too big from the dut" 1 \
+	"$(grep -c 'From fd88:1::fe.*Packet too big: mtu=1280' <<<"$out")"
 ip -n "$dut" link set dev "$D1" mtu 1500
 
 st=$(tb_ctlj dut stats)
@@ -203,3 +215,4 @@ assert_ge "no_neigh counted (resolution asked)" 1 "$(jq .data.route.no_neigh <<<
 assert_ge "resolutions sent" 1 "$(jq .data.route.netlink.resolve_sent <<<"$st")"
 assert_ge "ttl_exceeded counted" 2 "$(jq .data.route.ttl_exceeded <<<"$st")"
 assert_ge "frag_needed counted" 1 "$(jq .data.route.frag_needed <<<"$st")"
+assert_ge "pkt_too_big counted" 1 "$(jq .data.route.pkt_too_big <<<"$st")"
