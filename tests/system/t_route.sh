@@ -198,11 +198,11 @@ ip -n "$dut" route del 10.99.1.0/24
 # a smaller egress MTU: fragmentation needed / packet too big
 ip -n "$dut" link set dev "$D1" mtu 1280
 sleep 1.5
-out=$(ip netns exec "$cli" ping -c 1 -W 2 -M do -s 1400 10.88.2.1 2>&1 || true)
+out=$(ip netns exec "$cli" ping -c 1 -W 2 -M "do" -s 1400 10.88.2.1 2>&1 || true)
 echo "$out"
 assert_eq "IPv4 frag needed from the dut" 1 \
 	"$(grep -c 'From 10.88.1.254.*Frag needed and DF set (mtu = 1280)' <<<"$out")"
-out=$(ip netns exec "$cli" ping -c 1 -W 2 -M do -s 1400 fd88:2::1 2>&1 || true)
+out=$(ip netns exec "$cli" ping -c 1 -W 2 -M "do" -s 1400 fd88:2::1 2>&1 || true)
 echo "$out"
 assert_eq "IPv6 packet too big from the dut" 1 \
 	"$(grep -c 'From fd88:1::fe.*Packet too big: mtu=1280' <<<"$out")"
