@@ -1088,8 +1088,16 @@ void ferry_route_process(struct ferry *f)
 json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
 		       size_t len)
 {
-	if (!f->router)
+	if (!f->router) {
+		uint8_t a[16];
+		unsigned l;
+		int fam;
+
+		if (prefix &&
+		    ferry_route_prefix_parse(prefix, &fam, a, &l, msg, len))
+			return NULL;
 		return json_array(); /* no route port: nothing followed */
+	}
 	return ferry_router_fib_show(f->router, prefix, msg, len);
 }
 

@@ -570,37 +570,50 @@ static int fib_walk_cb(void *arg, const uint8_t prefix[16], unsigned len,
 	return 0;
 }
 
+int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
+			     unsigned *len, char *msg, size_t msg_len)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end = NULL;
+	unsigned long l;
+	unsigned max;
+
+	memset(prefix, 0, 16);
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+		goto bad;
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = 0;
+	*family = strchr(buf, ':') ? 6 : 4;
+	max = *family == 4 ? 32 : 128;
+	if (inet_pton(*family == 4 ? AF_INET : AF_INET6, buf, prefix) != 1)
+		goto bad;
+	l = max;
+	if (slash) {
+		l = strtoul(slash, &end, 10);
+		if (!*slash || *end || l > max)
+			goto bad;
+	}
+	*len = (unsigned)l;
+	return 0;
+bad:
+	snprintf(msg, msg_len,
+		 "'%s' is not a prefix (ADDR[/LEN], IPv4 or IPv6)", s);
+	return -EINVAL;
+}
+
 json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
 			      char *msg, size_t len)
 {
-	struct fib_walk_arg wa = {.r = r, .a = json_array()};
+	struct fib_walk_arg wa = {.r = r};
 	int fam;
 
 	if (prefix) {
-		char buf[INET6_ADDRSTRLEN + 8], *slash;
-		unsigned long l;
-
-		snprintf(buf, sizeof(buf), "%s", prefix);
-		slash = strchr(buf, '/');
-		if (slash)
-			*slash++ = 0;
-		wa.family = strchr(buf, ':') ? 6 : 4;
-		l = slash	     ? strtoul(slash, NULL, 10)
-		    : wa.family == 4 ? 32
-				     : 128;
-		if (inet_pton(wa.family == 4 ? AF_INET : AF_INET6, buf,
-			      wa.prefix) != 1 ||
-		    l > (wa.family == 4 ? 32u : 128u)) {
-			snprintf(msg, len,
-				 "'%s' is not a prefix (ADDR[/LEN], IPv4 or "
-				 "IPv6)",
-				 prefix);
-			json_decref(wa.a);
+		if (ferry_route_prefix_parse(prefix, &wa.family, wa.prefix,
+					     &wa.len, msg, len))
 			return NULL;
-		}
-		wa.len = (unsigned)l;
 		wa.filter = true;
 	}
+	wa.a = json_array();
 	for (fam = 4; fam <= 6; fam += 2) {
 		if (wa.filter && fam != wa.family)
 			continue;

@@ -75,6 +75,10 @@ void ferry_router_stats_reset(struct ferry_router *r);
 json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
 			      char *msg, size_t len);
 json_t *ferry_router_neigh_show(struct ferry_router *r);
+/* "ADDR[/LEN]" (no LEN: a host) into family 4/6, 16 bytes, length; 0 or
+ * -EINVAL with msg. */
+int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
+			     unsigned *len, char *msg, size_t msg_len);
 
 /* The worker's route app on one RX queue: frames received. */
 uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq);
