@@ -7,7 +7,7 @@
 # `ping -t 1` gets time exceeded from the dut's address; a route added and
 # deleted with `ip route` while traffic runs is followed within a second;
 # a multipath route carries TCP byte-exact; a smaller egress MTU gets
-# fragmentation-needed.
+# fragmentation-needed; save and a start from the file route again.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -42,6 +42,7 @@ ip -n "$cli" -6 route add default via fd88:1::fe
 ip -n "$srv" route add default via 10.88.2.254
 ip -n "$srv" -6 route add default via fd88:2::fe
 
+DUTN=dut
 tb_ferryd dut dut
 tb_do dut workers 1 >/dev/null
 tb_do dut port add p0 dev "$D0" >/dev/null
@@ -72,8 +73,8 @@ ping_ok() { # NS ARGS...: up to 10 tries until one reply
 		fi
 	done
 	printf '%s\n' "$out"
-	echo "dut stats: $(tb_ctlj dut stats | jq -c '.data | {route, ports: [.ports[] | {name, totals, xdp}]}')" >&2
-	echo "dut neigh: $(tb_ctlj dut neigh show | jq -c .data)" >&2
+	echo "dut stats: $(tb_ctlj "$DUTN" stats | jq -c '.data | {route, ports: [.ports[] | {name, totals, xdp}]}')" >&2
+	echo "dut neigh: $(tb_ctlj "$DUTN" neigh show | jq -c .data)" >&2
 	ip -n "$dut" neigh >&2
 	return 1
 }
@@ -216,3 +217,24 @@ assert_ge "resolutions sent" 1 "$(jq .data.route.netlink.resolve_sent <<<"$st")"
 assert_ge "ttl_exceeded counted" 2 "$(jq .data.route.ttl_exceeded <<<"$st")"
 assert_ge "frag_needed counted" 1 "$(jq .data.route.frag_needed <<<"$st")"
 assert_ge "pkt_too_big counted" 1 "$(jq .data.route.pkt_too_big <<<"$st")"
+
+# save, and a new ferryd from the file routes again (the router is made
+# while the config file is applied, before the server runs)
+conf=$TB_RUN/route.conf
+cfg1=$(tb_do dut show config | jq -j .data)
+tb_do dut save "$conf" >/dev/null
+tb_do dut shutdown >/dev/null
+tb_wait_exit dut 10
+tb_ferryd dut dut2 -c "$conf"
+DUTN=dut2
+assert_eq "show config after -c FILE" "$cfg1" "$(tb_do dut2 show config | jq -j .data)"
+out=$(ping_ok "$cli" 10.88.2.1) || tb_die "no reply after the restart: $out"
+assert_eq "IPv4 reply TTL after the restart" 1 "$(grep -c 'ttl=63' <<<"$out")"
+tcpx cli srv '[fd88:2::1]' 7301
+ip -n "$dut" route add 10.99.2.0/24 via 10.88.2.1
+for ((i = 0; i < 20; i++)); do
+	[[ $(tb_ctlj dut2 fib show 10.99.2.0/24 | jq '[.data[] | select(.prefix == "10.99.2.0/24")] | length') == 1 ]] && break
+	sleep 0.1
+done
+assert_eq "route events followed after a start from the file" 1 \
+	"$(tb_ctlj dut2 fib show 10.99.2.0/24 | jq '[.data[] | select(.prefix == "10.99.2.0/24")] | length')"
