@@ -71,7 +71,9 @@ enum ferry_action {
 	X(DROP_BAD_IP6_LEN, "drop_bad_ip6_len")                                \
 	X(DROP_IP6_EXT, "drop_ip6_ext")                                        \
 	X(DROP_TRUNC_L4, "drop_trunc_l4")                                      \
-	X(DROP_BAD_L4_LEN, "drop_bad_l4_len")
+	X(DROP_BAD_L4_LEN, "drop_bad_l4_len")                                  \
+	X(PASS_LOCAL, "pass_local")                                            \
+	X(PASS_LINK_LOCAL, "pass_link_local")
 
 enum ferry_reason {
 #define FERRY_REASON_ENUM(id, name) FERRY_R_##id,
@@ -143,7 +145,9 @@ struct ferry_xdp_cfg {
 	__u8 default_action; /* enum ferry_action when no rule matched */
 	__u8 pass_arp_ndp;   /* 1: ARP and IPv6 NDP go to the kernel first */
 	__u8 kernel_fwd; /* 1: xsk-bound frames go to ferry_tx_dev[0] instead */
-	__u8 reserved;
+	/* 1 (route ports): frames for the host's own addresses (ferry_local)
+	 * and link-local / multicast destinations go to the kernel */
+	__u8 route_host;
 	__u32 owner_pid; /* ferryd that attached it; stale if it is gone */
 	__u8 spread_n;	 /* software RSS: sockets spread_key 0..n-1; 0: off */
 	__u8 spread_via; /* enum ferry_spread_via */
@@ -173,6 +177,14 @@ struct ferry_kfwd_ctr {
 #define FERRY_KFWD_FIELD(id) __u64 id;
 	FERRY_KFWD_CTRS(FERRY_KFWD_FIELD)
 #undef FERRY_KFWD_FIELD
+};
+
+/* The host's addresses, for route ports (route_host): the key of the
+ * ferry_local map, filled by the daemon from the kernel's addresses. */
+#define FERRY_LOCAL_MAX 1024
+struct ferry_local_key {
+	__u32 family;  /* 4 or 6 */
+	__u32 addr[4]; /* network order; IPv4 in [0], the rest 0 */
 };
 
 /* Parse result, filled by ferry_parse() (bpf/ferry_parse.h). */

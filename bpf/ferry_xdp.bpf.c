@@ -215,6 +215,43 @@ __noinline int match_rules(const struct ferry_pkt *pkt, __u32 n_rules)
 	return -1;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FERRY_LOCAL_MAX);
+	__type(key, struct ferry_local_key);
+	__type(value, __u8);
+} ferry_local SEC(".maps");
+
+/*
+ * Route ports: what the kernel answers for itself goes to it, decided here
+ * before a worker sees it. IPv6 link-local and multicast destinations, IPv4
+ * multicast and broadcast, and the host's own addresses: the PASS reason,
+ * or 0 for the XSK (the route app). Not inlined: its key would add to
+ * ferry_xdp's frame, which with the checksum helper's is at the limit.
+ */
+static __noinline __u32 route_host(const struct ferry_pkt *pkt)
+{
+	struct ferry_local_key k = {.family = pkt->family};
+	__u32 d0 = bpf_ntohl(pkt->dst[0]);
+
+	if (pkt->family == 6) {
+		/* fe80::/10, ff00::/8 */
+		if ((d0 & 0xffc00000) == 0xfe800000 || (d0 >> 24) == 0xff)
+			return FERRY_R_PASS_LINK_LOCAL;
+		k.addr[0] = pkt->dst[0];
+		k.addr[1] = pkt->dst[1];
+		k.addr[2] = pkt->dst[2];
+		k.addr[3] = pkt->dst[3];
+	} else if (pkt->family == 4) {
+		if ((d0 >> 28) == 0xe || d0 == 0xffffffff)
+			return FERRY_R_PASS_LINK_LOCAL;
+		k.addr[0] = pkt->dst[0];
+	} else {
+		return 0;
+	}
+	return bpf_map_lookup_elem(&ferry_local, &k) ? FERRY_R_PASS_LOCAL : 0;
+}
+
 static __always_inline int is_ndp(const struct ferry_pkt *pkt)
 {
 	return pkt->family == 6 && pkt->l4_proto == IPPROTO_ICMPV6 &&
@@ -481,6 +518,15 @@ int ferry_xdp(struct xdp_md *ctx)
 		}
 		if (is_ndp(&pkt)) {
 			count(FERRY_R_PASS_NDP, bytes);
+			return XDP_PASS;
+		}
+	}
+
+	if (cfg->route_host) {
+		__u32 why = route_host(&pkt);
+
+		if (why) {
+			count(why, bytes);
 			return XDP_PASS;
 		}
 	}

@@ -62,6 +62,7 @@ enum ctl_src {
 	SRC_STOP,
 	SRC_TIMER,
 	SRC_CLIENT,
+	SRC_EXTRA, /* a caller's fd (ctl_server_watch) */
 	SRC_MAX,
 };
 
@@ -91,6 +92,9 @@ struct ctl_server {
 	size_t n_cmds;
 	void *ctx;
 	void (*tick)(void *ctx);
+	int extra_fd; /* ctl_server_watch; -1: none */
+	void (*extra_fn)(void *arg);
+	void *extra_arg;
 	uint64_t refusal_log_ms;      /* next time a refusal may be logged */
 	unsigned long refusals_quiet; /* refused since the last log line */
 	char group[64];		      /* access group name; "" for none */
@@ -780,11 +784,38 @@ static int on_timer(struct ctl_server *srv, uint32_t events)
 	return 0;
 }
 
+static int watch_fd(int epoll_fd, int fd, enum ctl_src src);
+
+static int on_extra(struct ctl_server *srv, uint32_t events)
+{
+	(void)events;
+	srv->extra_fn(srv->extra_arg);
+	return 0;
+}
+
 static int (*const fixed_handlers[])(struct ctl_server *, uint32_t) = {
 	[SRC_LISTEN] = on_listen,
 	[SRC_STOP] = on_stop,
 	[SRC_TIMER] = on_timer,
+	[SRC_EXTRA] = on_extra,
 };
+
+int ctl_server_watch(struct ctl_server *srv, int fd, void (*fn)(void *arg),
+		     void *arg)
+{
+	int rc;
+
+	if (srv->extra_fd == fd)
+		return 0;
+	if (srv->extra_fd >= 0)
+		return -EBUSY;
+	srv->extra_fn = fn;
+	srv->extra_arg = arg;
+	rc = watch_fd(srv->epoll_fd, fd, SRC_EXTRA);
+	if (!rc)
+		srv->extra_fd = fd;
+	return rc;
+}
 
 /* ---- server ---- */
 
@@ -825,6 +856,7 @@ struct ctl_server *ctl_server_create(const struct ctl_server_params *p)
 	srv->n_cmds = p->n_cmds;
 	srv->ctx = p->ctx;
 	srv->tick = p->tick;
+	srv->extra_fd = -1;
 	srv->next_gen = 1;
 	memcpy(srv->group, group, strlen(group) + 1);
 	memcpy(srv->path, p->path, strlen(p->path) + 1);

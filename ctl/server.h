@@ -41,6 +41,13 @@ struct ctl_server_params {
 struct ctl_server *ctl_server_create(const struct ctl_server_params *p);
 /* Serves until ctl_server_stop(); returns 0 or -errno. */
 int ctl_server_run(struct ctl_server *srv);
+/*
+ * One more fd for the server thread to watch (the router's netlink socket):
+ * fn(arg) runs on it when fd is readable (level-triggered: fn reads it).
+ * 0 (also when fd is already watched), -EBUSY if another is, or -errno.
+ */
+int ctl_server_watch(struct ctl_server *srv, int fd, void (*fn)(void *arg),
+		     void *arg);
 /* Safe from a handler or a signal handler: run() returns after this. */
 void ctl_server_stop(struct ctl_server *srv);
 /* Closes clients and the listener and unlinks the socket path. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cmd_app.c - what a port does with what it receives: `xconnect add|del`,
- * `reflect`, `drop`.
+ * `reflect`, `drop`, `route`.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -69,6 +69,9 @@ static const struct ctl_syntax xconnect_del_syntax = {
 static const struct ctl_syntax reflect_syntax = {
 	CTL_OPTS(port_row), .size = sizeof(struct app_params),
 	.command = "reflect"};
+static const struct ctl_syntax route_syntax = {
+	CTL_OPTS(port_row), .size = sizeof(struct app_params),
+	.command = "route"};
 static const struct ctl_syntax drop_syntax = {CTL_OPTS(port_row),
 					      .size = sizeof(struct app_params),
 					      .command = "drop"};
@@ -120,6 +123,16 @@ static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
 	return set_app(ctx, &drop_syntax, FERRY_APP_DROP, argc, argv, err);
 }
 
+static int cmd_route(void *ctx, int argc, char **argv, json_t **data,
+		     struct ctl_err *err)
+{
+	int rc = set_app(ctx, &route_syntax, FERRY_APP_ROUTE, argc, argv, err);
+
+	if (!rc)
+		ferryd_route_watch(ctx);
+	return rc;
+}
+
 /* After every port add, so a peer exists when its xconnect is read. */
 static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 {
@@ -148,6 +161,9 @@ static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 		case FERRY_APP_DROP:
 			cmd_buf_line(b, "drop", &drop_syntax, &p);
 			break;
+		case FERRY_APP_ROUTE:
+			cmd_buf_line(b, "route", &route_syntax, &p);
+			break;
 		default:
 			break;
 		}
@@ -164,6 +180,9 @@ static const struct ctl_cmd app_cmds[] = {
 	 cmd_reflect, &reflect_syntax},
 	{"drop", NULL, "count and drop every frame received on PORT", cmd_drop,
 	 &drop_syntax},
+	{"route", NULL,
+	 "route PORT's IP frames by the kernel's routes and neighbours",
+	 cmd_route, &route_syntax},
 };
 
 const struct cmd_module cmd_app_module = {

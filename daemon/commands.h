@@ -30,6 +30,10 @@ struct ferryd_ctx {
 	size_t n_cmds;
 };
 
+/* Once a route port exists: the server watches the router's netlink socket
+ * (cmd_route.c). Idempotent; called after `route` and from the tick. */
+void ferryd_route_watch(struct ferryd_ctx *ctx);
+
 /* Builds ctx->cmds from the modules; 0 or -ENOMEM. */
 int ferryd_commands_init(struct ferryd_ctx *ctx);
 void ferryd_commands_fini(struct ferryd_ctx *ctx);

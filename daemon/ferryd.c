@@ -106,6 +106,7 @@ static void tick(void *arg)
 	struct ferryd *d = arg;
 
 	ferry_tick(d->ctx.f);
+	ferryd_route_watch(&d->ctx);
 	ferry_handover_tick(d->ctx.f);
 	ferry_sockmap_tick(d->ctx.sm);
 	metrics_refresh(d);

@@ -19,6 +19,7 @@
 #include "ferry_int.h"
 #include "kpath.h"
 #include "log.h"
+#include "router.h"
 #include "spread.h"
 #include "numaplace.h"
 #include "steer.h"
@@ -604,6 +605,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		return err;
 	}
 	f->ports[f->n_ports++] = p;
+	if (f->router)
+		ferry_router_ports_changed(f->router);
 	if (p->dpdk)
 		return 0; /* ferry_dpdk_port_open logged it */
 	/* The MTU now; the link state from the watch's next look, since a
@@ -699,6 +702,8 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  "'xconnect %s %s'; "
 					  "delete that first",
 					  name, f->ports[i]->name, name);
+	if (f->router)
+		ferry_router_port_del(f->router, p);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	/* Its kernel-path frames are credited to its egress for good, and
@@ -736,6 +741,8 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 		if (f->ports[i] != p)
 			f->ports[j++] = f->ports[i];
 	f->n_ports = j;
+	if (f->router)
+		ferry_router_ports_changed(f->router);
 	log_info("port %s: deleted", p->name);
 	port_free(p);
 	return 0;
@@ -905,6 +912,19 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 					  "reflect, not xconnect",
 					  p->spread_n ? p->name : peer->name);
 	}
+	if (app == FERRY_APP_ROUTE) {
+		if (p->spread_n || p->dpdk)
+			return ferry_fail(msg, len, -EOPNOTSUPP,
+					  "port %s: route takes ports served "
+					  "per queue by native AF_XDP sockets "
+					  "(not spread, not dpdk)",
+					  p->name);
+		if (!f->router) {
+			f->router = ferry_router_create(f, msg, len);
+			if (!f->router)
+				return -EIO;
+		}
+	}
 	if (app != FERRY_APP_NONE &&
 	    (p->state == FERRY_PORT_FAILED ||
 	     (peer && peer->state == FERRY_PORT_FAILED)))
@@ -940,6 +960,8 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	}
 	p->app = app;
 	p->peer = peer;
+	if (f->router)
+		ferry_router_ports_changed(f->router);
 	app_wire_apply(p);
 	/* After the workers have the xconnect: frames still in the rings
 	 * when the classifier flips to the kernel path are forwarded. */
@@ -1108,8 +1130,43 @@ void ferry_destroy(struct ferry *f)
 		return;
 	ferry_ports_del_all(f);
 	workers_destroy(f);
+	ferry_router_destroy(f->router);
 	ferry_dpdk_destroy(f->dpdk);
 	if (f->ifreq_fd >= 0)
 		close(f->ifreq_fd);
 	free(f);
+}
+
+/* --------------------------------------------------------------- route */
+
+int ferry_route_fd(const struct ferry *f)
+{
+	return f->router ? ferry_router_fd(f->router) : -1;
+}
+
+void ferry_route_process(struct ferry *f)
+{
+	if (f->router)
+		ferry_router_process(f->router);
+}
+
+json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
+		       size_t len)
+{
+	if (!f->router) {
+		uint8_t a[16];
+		unsigned l;
+		int fam;
+
+		if (prefix &&
+		    ferry_route_prefix_parse(prefix, &fam, a, &l, msg, len))
+			return NULL;
+		return json_array(); /* no route port: nothing followed */
+	}
+	return ferry_router_fib_show(f->router, prefix, msg, len);
+}
+
+json_t *ferry_neigh_show(struct ferry *f)
+{
+	return f->router ? ferry_router_neigh_show(f->router) : json_array();
 }

@@ -93,6 +93,18 @@ int ferry_xconnect_del(struct ferry *f, const char *port, char *msg,
 int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
 		       enum ferry_path path, char *msg, size_t len);
 
+/*
+ * The router (route app): the netlink socket to watch once a route port
+ * exists (-1 before), and what to call when it is readable. fib/neigh show
+ * return arrays (empty before the first route port); NULL + msg on a bad
+ * prefix.
+ */
+int ferry_route_fd(const struct ferry *f);
+void ferry_route_process(struct ferry *f);
+json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
+		       size_t len);
+json_t *ferry_neigh_show(struct ferry *f);
+
 /* p->ifindex, src_mac and cpu are filled in from the port. */
 int ferry_gen_begin(struct ferry *f, const char *port,
 		    struct ferry_gen_params *p, char *msg, size_t len);

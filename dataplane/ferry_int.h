@@ -55,6 +55,7 @@ struct ferry {
 	struct ferry_dpdk *dpdk;     /* EAL, once a DPDK port was asked for */
 	struct ferry_ledger retired; /* ports no longer in ports[] */
 	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
+	struct ferry_router *router; /* with the first route port (router.h) */
 };
 
 #define XSK_RING_SIZE 2048

@@ -13,6 +13,7 @@
 #include "ferry_int.h"
 #include "kpath.h"
 #include "log.h"
+#include "router.h"
 #include "spread.h"
 #include "steer.h"
 #include "wire.h"
@@ -490,6 +491,9 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
 		json_object_set_new(o, "steer", ferry_steer_stats(f, port));
 		json_object_set_new(o, "cpumap",
 				    ferry_steer_cpumap_stats(f, port));
+		if (f->router)
+			json_object_set_new(o, "route",
+					    ferry_router_stats(f->router));
 	}
 	return o;
 }
@@ -527,6 +531,8 @@ void ferry_stats_reset(struct ferry *f)
 		FERRY_WORKER_COUNTERS(W_SNAP)
 #undef W_SNAP
 	}
+	if (f->router)
+		ferry_router_stats_reset(f->router);
 }
 
 json_t *ferry_worker_show(struct ferry *f)
@@ -607,6 +613,8 @@ void ferry_tick(struct ferry *f)
 	uint32_t q;
 
 	ferry_health_check(f);
+	if (f->router)
+		ferry_router_tick(f->router);
 	f->last_tick_ns = t;
 	for (i = 0; i < f->n_ports; i++) {
 		struct ferry_port *p = f->ports[i];

@@ -17,7 +17,7 @@ int ferry_port_wire_apply(struct ferry_port *p)
 {
 	struct ferry_xdp_cfg cfg;
 	uint32_t key = 0;
-	uint8_t want;
+	uint8_t want, route;
 	int fd;
 
 	if (!p->skel)
@@ -28,9 +28,11 @@ int ferry_port_wire_apply(struct ferry_port *p)
 	if (bpf_map_lookup_elem(fd, &key, &cfg))
 		return -errno;
 	want = ferry_port_is_wire(p) ? 0 : 1;
-	if (cfg.pass_arp_ndp == want)
+	route = p->app == FERRY_APP_ROUTE;
+	if (cfg.pass_arp_ndp == want && cfg.route_host == route)
 		return 0;
 	cfg.pass_arp_ndp = want;
+	cfg.route_host = route;
 	if (bpf_map_update_elem(fd, &key, &cfg, 0))
 		return -errno;
 	return 0;
@@ -44,6 +46,8 @@ const char *ferry_port_host_frames(const struct ferry_port *p, char *buf,
 	buf[0] = 0;
 	if (!ferry_port_is_wire(p))
 		n += snprintf(buf + n, len - n, "arp,ndp");
+	if (p->app == FERRY_APP_ROUTE && n < len)
+		n += snprintf(buf + n, len - n, ",local,link-local");
 	if (p->default_action == FERRY_ACT_PASS && n < len)
 		n += snprintf(buf + n, len - n, "%sunmatched", n ? "," : "");
 	if (p->steer && p->steer->n && n < len)

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "port_dpdk.h"
 #include "privs.h"
+#include "router.h"
 #include "port.h"
 #include "worker.h"
 
@@ -784,6 +785,10 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 		break;
 	case FERRY_APP_DROP:
 		n = app_consume(w, pq, &pq->c.drop.app_drop);
+		break;
+	case FERRY_APP_ROUTE:
+		n = likely(pq->rw) ? ferry_route_rx(w, pq)
+				   : app_consume(w, pq, &pq->c.drop.no_app);
 		break;
 	default:
 		n = app_consume(w, pq, &pq->c.drop.no_app);

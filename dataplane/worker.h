@@ -50,7 +50,8 @@
 	X(NONE, "none")                                                        \
 	X(XCONNECT, "xconnect")                                                \
 	X(REFLECT, "reflect")                                                  \
-	X(DROP, "drop")
+	X(DROP, "drop")                                                        \
+	X(ROUTE, "route")
 
 enum ferry_app {
 #define FERRY_APP_ENUM(id, name) FERRY_APP_##id,
@@ -62,6 +63,7 @@ enum ferry_app {
 struct ferry_port;
 struct ferry_worker;
 struct ferry_dpdk_q;
+struct ferry_route_wk;
 
 /*
  * A generator that sends from the worker through one socket's TX ring: the
@@ -129,10 +131,12 @@ struct ferry_pq {
 	/* Complete partial TCP/UDP checksums of frames forwarded from here
 	 * (the port's driver hands them over: veth), see csum.h. */
 	uint8_t csum_fix;
+	uint16_t rport; /* ROUTE: the port's index (the FIB's port numbers) */
 	uint32_t tx_batch;     /* descriptors reserved this batch */
 	uint32_t max_frame;    /* longest frame the link takes; 0: no limit */
 	struct ferry_ret *ret; /* foreign: frames go back here */
 	struct ferry_spread_rets *rets; /* pool owner: drains these */
+	struct ferry_route_wk *rw;	/* ROUTE: the worker's route tables */
 	struct ferry_queue_ctrs c;
 	/* cold: control plane, on its own cache lines */
 	_Alignas(64) struct ferry_port *port;

@@ -38,7 +38,7 @@ MISSING = [
     "port add x nodev " + d2, "port add x dev " + d2 + " queues",
     "port add x dev " + d2 + " mode", "port add x dev " + d2 + " xdp",
     "xconnect", "xconnect add", "xconnect add p0", "xconnect del",
-    "reflect", "drop", "gen", "gen start", "gen stop",
+    "reflect", "drop", "route", "gen", "gen start", "gen stop",
     "gen start p0 rate", "gen start p0 size", "gen start p0 count",
 ]
 BAD_VALUES = [
@@ -58,11 +58,13 @@ BAD_VALUES = [
     "gen start p0 size 100000", "gen start p0 flows 0", "gen start p0 count x",
     "gen start p0 dst-mac zz:zz:zz:zz:zz:zz", "gen start p0 dst-mac 1:2:3",
     "gen start p0 rate 1e9", "gen start p0 bogus 1",
+    "fib show 10.0.0.0/33", "fib show nonsense", "fib show fd00::/129",
+    "neigh show x",
 ]
 UNKNOWN_PORTS = [
     "port del nope", "port show nope", "xconnect add nope p1",
     "xconnect add p0 nope", "xconnect del nope", "reflect nope", "drop nope",
-    "gen start nope", "gen stop nope",
+    "gen start nope", "gen stop nope", "route nope",
 ]
 WORDS = ["port", "gen", "add", "del", "dev", "x", "0", "-1", "%s", "%n",
          "\"", "'", "\\", "{", "}", "[", "null", "\u00e9t\u00e9", "../..",

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# bench/route.sh - routed 64-byte pps on the namespace testbed, every row in
+# the same run so that rows compare with each other only.
+#
+#   bench/route.sh [--runs N] [--secs S]
+#
+# Topology (tests/lib/testbed.sh, std3):
+#   gen:g0 ──veth── dut:d0 [router] dut:d1 ──veth── sink:s0
+# The generator is ferry's (64-byte UDP 198.18.0.1 -> 198.18.0.2, 1 flow,
+# as fast as it goes) on CPU 0; the sink is ferryd's drop app on CPU 0,
+# counting. The dut has 10.77.0.254/24 on d0 and 10.77.1.254/24 on d1, a
+# route 198.18.0.0/24 via 10.77.1.1 (a permanent neighbour: the sink's MAC).
+# Rows, the router on CPU 1:
+#   kernel    the kernel's forwarding (ferry stopped, ip_forward=1)
+# d0's receive NAPI is threaded and pinned to CPU 1 in every row.
+#   route     ferryd, `route p0`, `route p1`, one busy-polling worker
+#   xconnect  ferryd, xconnect p0 -> p1: the same worker without routing
+# Each ratio is against kernel. Not here yet: the full-table row and an
+# in-kernel bpf_fib_lookup forwarder.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+# shellcheck source=../tests/lib/testbed.sh
+. tests/lib/testbed.sh
+# shellcheck source=lib.sh
+. bench/lib.sh
+
+RUNS=3
+SECS=4
+FWD_CPU=1
+while (($#)); do
+	case $1 in
+	--runs) RUNS=$2 && shift ;;
+	--secs) SECS=$2 && shift ;;
+	*) echo "usage: $0 [--runs N] [--secs S]" >&2 && exit 2 ;;
+	esac
+	shift
+done
+
+tb_init
+tb_std3
+dut=$(tb_nsname dut)
+ip -n "$dut" addr add 10.77.0.254/24 dev "$D0"
+ip -n "$dut" addr add 10.77.1.254/24 dev "$D1"
+ip -n "$dut" neigh replace 10.77.1.1 lladdr "$(tb_mac sink s0)" dev "$D1" nud permanent
+ip -n "$dut" route add 198.18.0.0/24 via 10.77.1.1
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+	"net.ipv4.conf.$D0.rp_filter=0" net.ipv4.ip_forward=0
+# veth takes the generator's XDP frames only with its NAPI on (an XDP
+# program or GRO): GRO for the kernel row, and its receive runs in a thread
+# pinned to the router's CPU, for every row alike
+ip netns exec "$dut" ethtool -K "$D0" gro on >/dev/null
+tb_exec dut sh -c "echo 1 > /sys/class/net/$D0/threaded" || true
+
+tb_gen_up
+tb_sink_drop
+
+# rate_of: frames per second the sink received over SECS
+rate_of() {
+	local c1 c2 t1 t2
+	c1=$(tb_stat sink s0 rx_packets)
+	t1=$(now)
+	sleep "$SECS"
+	c2=$(tb_stat sink s0 rx_packets)
+	t2=$(now)
+	echo "($c2 - $c1) / ($t2 - $t1)" | bc -l | cut -d. -f1
+}
+
+napi_pin() { # the d0 NAPI thread onto FWD_CPU
+	local pid
+	for pid in $(pgrep -f "napi/$D0" || true); do
+		taskset -p -c "$FWD_CPU" "$pid" >/dev/null 2>&1 || true
+	done
+}
+
+start_dut() { # APP
+	tb_ferryd dut dut >/dev/null
+	tb_do dut workers "$FWD_CPU" idle busy >/dev/null
+	tb_do dut port add p0 dev "$D0" >/dev/null
+	tb_do dut port add p1 dev "$D1" >/dev/null
+	if [[ $1 == route ]]; then
+		tb_do dut route p0 >/dev/null
+		tb_do dut route p1 >/dev/null
+	else
+		tb_do dut xconnect add p0 p1 >/dev/null
+	fi
+}
+
+stop_dut() {
+	tb_do dut shutdown >/dev/null || true
+	tb_wait_exit dut 10 || true
+}
+
+measure() { # ROW
+	local row=$1 vals=() i
+	case $row in
+	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=1 ;;
+	*) start_dut "$row" ;;
+	esac
+	napi_pin
+	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size 64 >/dev/null
+	sleep 1
+	for ((i = 0; i < RUNS; i++)); do
+		vals+=("$(rate_of)")
+	done
+	tb_do gen gen stop g0 >/dev/null || true
+	sleep 0.5
+	case $row in
+	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 ;;
+	route)
+		EXTRA["route"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
+		stop_dut
+		;;
+	*) stop_dut ;;
+	esac
+	record "$row" "${vals[@]}"
+	say "$row: ${vals[*]}"
+}
+
+for row in kernel route xconnect; do
+	measure "$row"
+done
+
+printf '\n%-10s %12s %12s %12s %8s\n' row median_pps min max vs_kernel
+for row in kernel route xconnect; do
+	printf '%-10s %12s %12s %12s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
+		"${MAX[$row]}" "$(ratio "$row" kernel)"
+done
+echo "route counters: ${EXTRA["route"]:-}"

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * router.h - the route app wired into ferry: the FIB and the netlink mirror
+ * that fills it (created with the first route port), the ports' view that
+ * route_frame() reads, and each worker's share of it.
+ *
+ * Threads. The control thread owns the router: it applies the kernel's
+ * changes to the FIB (lock-free for readers, fib.h), asks the kernel to
+ * resolve next hops, and rewrites the port tables while the workers are
+ * paused. A worker reads the FIB and the port tables, writes only its own
+ * struct ferry_route_wk (counters, the resolve ring's producer).
+ */
+#ifndef FERRY_ROUTER_H
+#define FERRY_ROUTER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferry.h"
+#include "route.h"
+
+struct ferry_router;
+struct ferry_port;
+
+/* Next hops a worker found without a neighbour, for the control thread to
+ * have resolved: one producer (the worker), one consumer (the tick). */
+#define FERRY_ROUTE_RESOLVE_RING 64
+
+/* What a worker asks the control thread to resolve. */
+struct ferry_route_ask {
+	uint32_t nh;
+	uint8_t connected; /* on-link: the neighbour is dst itself */
+	uint8_t dst[16];
+};
+
+/* One worker's part: hot, written by that worker only. */
+struct ferry_route_wk {
+	const struct route_ctx *ctx;
+	int fib_slot;
+	int offline; /* announced offline to the FIB (ring found empty) */
+	struct ferry_pq
+		*out[FERRY_MAX_PORTS]; /* egress per port, this worker */
+	struct route_counters c;
+	struct route_counters base; /* `stats reset` snapshot (control) */
+	uint32_t res_prod __attribute__((aligned(64)));
+	uint32_t res_cons __attribute__((aligned(64)));
+	struct ferry_route_ask res[FERRY_ROUTE_RESOLVE_RING];
+	uint8_t reply[ROUTE_REPLY_MAX];
+} __attribute__((aligned(64)));
+
+/* NULL and msg on failure (netlink, memory). */
+struct ferry_router *ferry_router_create(struct ferry *f, char *msg,
+					 size_t len);
+void ferry_router_destroy(struct ferry_router *r);
+
+/* The netlink socket to poll; process() reads and applies without blocking. */
+int ferry_router_fd(const struct ferry_router *r);
+void ferry_router_process(struct ferry_router *r);
+/* About once a second: reclaim, next hops to resolve, port view refresh. */
+void ferry_router_tick(struct ferry_router *r);
+/*
+ * Ports were added, removed or changed app: renumber the FIB's egress
+ * ports and rebuild each worker's tables (pauses the workers).
+ */
+void ferry_router_ports_changed(struct ferry_router *r);
+
+/* p is about to go: no worker table points at its queues any more. */
+void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p);
+
+/* Route counters summed over workers, as JSON (new reference). */
+json_t *ferry_router_stats(struct ferry_router *r);
+void ferry_router_stats_reset(struct ferry_router *r);
+/* `fib show [PREFIX]` (NULL: all) and `neigh show`: arrays of objects. */
+json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
+			      char *msg, size_t len);
+json_t *ferry_router_neigh_show(struct ferry_router *r);
+/* "ADDR[/LEN]" (no LEN: a host) into family 4/6, 16 bytes, length; 0 or
+ * -EINVAL with msg. */
+int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
+			     unsigned *len, char *msg, size_t msg_len);
+
+/* The worker's route app on one RX queue: frames received. */
+uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq);
+
+#endif
