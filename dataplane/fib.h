@@ -166,8 +166,10 @@ const struct fib_dp *fib_dp(const struct fib *fib);
 
 static inline uint32_t fib_e_load(const uint32_t *p)
 {
-	/* acquire: a group is filled before the entry linking it is stored */
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	/* acquire: a group is filled before the entry linking it is stored
+	 * (release), and the reader must not see the link without the fill.
+	 * On x86 an acquire load is a plain mov: no cost on the hot path. */
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 /* Next-hop id of the longest match of addr (host byte order). */
