@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture_ctl.h"
 #include "commands.h"
 #include "ferry.h"
 #include "ferryd_takeover.h"
@@ -106,6 +107,7 @@ static void tick(void *arg)
 	struct ferryd *d = arg;
 
 	ferry_tick(d->ctx.f);
+	ferry_capture_tick(d->ctx.f);
 	ferry_handover_tick(d->ctx.f);
 	ferry_sockmap_tick(d->ctx.sm);
 	metrics_refresh(d);

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture_ctl.h"
 #include "ferry_int.h"
 #include "log.h"
 #include "spread.h"
@@ -1041,6 +1042,7 @@ void ferry_destroy(struct ferry *f)
 {
 	if (!f)
 		return;
+	ferry_captures_fini(f);
 	ferry_ports_del_all(f);
 	workers_destroy(f);
 	ferry_dpdk_destroy(f->dpdk);

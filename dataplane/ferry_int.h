@@ -52,6 +52,7 @@ struct ferry {
 	struct ferry_dpdk *dpdk;     /* EAL, once a DPDK port was asked for */
 	struct ferry_ledger retired; /* ports no longer in ports[] */
 	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
+	struct ferry_cap_run *captures; /* capture_ctl.c */
 };
 
 #define XSK_RING_SIZE 2048
