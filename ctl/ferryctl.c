@@ -11,6 +11,7 @@
 #include "cmd_host.h"
 #include "proto.h"
 #include "render.h"
+#include "stream.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -167,6 +168,8 @@ int main(int argc, char **argv)
 	}
 
 	n_words = argc - optind;
+	if (stream_wanted(n_words, argv + optind))
+		return stream_run(path, n_words, argv + optind);
 	if (!strcmp(argv[optind], "stats") &&
 	    take_watch_args(&n_words, argv + optind, &watch) < 0)
 		return EXIT_COMM;

@@ -8,6 +8,8 @@
  * period, and the capture can then be stopped and freed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,9 @@ struct ferry_cap_run {
 	struct ferry_capture *c;
 	char port[FERRY_NAME_MAX];
 	unsigned dirs;
+	/* A stream's connection, watched by the tick for the client leaving
+	 * (a filter matching nothing would never see EPIPE); -1: a file. */
+	int watch_fd;
 };
 
 static const char *app_name(unsigned app)
@@ -186,10 +191,29 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
 	cp.app_name = app_name;
+	run->watch_fd = -1;
+	if (r->fd >= 0) {
+		run->watch_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+		if (run->watch_fd < 0) {
+			int err = errno;
+
+			snprintf(msg, len, "capture %s: %s", r->name,
+				 strerror(err));
+			free(run);
+			if (r->own_fd)
+				close(r->fd);
+			return -err;
+		}
+	}
 	run->c = ferry_capture_create(&cp, msg, len);
 	if (!run->c) {
 		int err = errno ? errno : EINVAL;
 
+		/* create leaves a caller's fd open when it fails. */
+		if (r->own_fd)
+			close(r->fd);
+		if (run->watch_fd >= 0)
+			close(run->watch_fd);
 		free(run);
 		return -err;
 	}
@@ -213,6 +237,8 @@ static int run_end(struct ferry *f, struct ferry_cap_run **pp)
 	taps_apply(f, run, NULL);
 	*pp = run->next;
 	rc = ferry_capture_destroy(run->c);
+	if (run->watch_fd >= 0)
+		close(run->watch_fd);
 	free(run);
 	return rc;
 }
@@ -296,6 +322,12 @@ void ferry_capture_tick(struct ferry *f)
 	while (*pp) {
 		int st = ferry_capture_state((*pp)->c);
 		char name[FERRY_CAP_NAME_MAX];
+		struct pollfd pfd = {.fd = (*pp)->watch_fd,
+				     .events = POLLRDHUP};
+
+		if (!st && pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 &&
+		    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			st = -EPIPE;
 
 		if (!st) {
 			pp = &(*pp)->next;
