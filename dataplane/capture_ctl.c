@@ -14,9 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "capture.h"
 #include "capture_ctl.h"
+#include "capture_xdp.h"
+#include "ferry_abi.h"
+#include "ferry_capture_abi.h"
+#include "ferry_xdp.skel.h"
 #include "ferry_int.h"
 #include "log.h"
 
@@ -28,7 +34,71 @@ struct ferry_cap_run {
 	/* A stream's connection, watched by the tick for the client leaving
 	 * (a filter matching nothing would never see EPIPE); -1: a file. */
 	int watch_fd;
+	/* Frames the classifier drops or steers (rx only): its perf events
+	 * read into the capture's last ring; cfg_fd its switch, -1: none. */
+	struct ferry_capture_xdp *xdp;
+	int cfg_fd;
 };
+
+/* The classifier's capture switch: reasons 0 is off. */
+static int xdp_cfg_set(int fd, uint64_t reasons, uint32_t snaplen)
+{
+	struct ferry_cap_xdp_cfg cfg = {.reasons = reasons};
+	uint32_t key = 0;
+
+	if (!snaplen || snaplen > FERRY_CAP_XDP_SNAP_MAX)
+		snaplen = FERRY_CAP_XDP_SNAP_MAX;
+	cfg.snaplen = snaplen;
+	return bpf_map_update_elem(fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * Starts the XDP side of run on port p: every verdict but the redirect to
+ * a worker's socket (the worker captures those itself). Failing is not
+ * fatal: the workers' side still captures, and the log says why.
+ */
+static void xdp_start(struct ferry *f, struct ferry_cap_run *run,
+		      struct ferry_port *p, uint32_t snaplen)
+{
+	struct ferry_capture_xdp_params xp = {0};
+	uint32_t ifindex = (uint32_t)p->ifindex;
+	int err;
+
+	run->cfg_fd = -1;
+	if (!p->skel || !(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_RX)))
+		return;
+	xp.cap = run->c;
+	xp.producer = (unsigned)f->n_workers;
+	xp.ifindex = &ifindex;
+	xp.n_ports = 1;
+	xp.events_fd = bpf_map__fd(p->skel->maps.ferry_cap_events);
+	run->xdp = ferry_capture_xdp_create(&xp);
+	if (!run->xdp) {
+		log_warn("capture %s: frames dropped in XDP not captured: %s",
+			 ferry_capture_name(run->c), strerror(errno));
+		return;
+	}
+	run->cfg_fd = bpf_map__fd(p->skel->maps.ferry_cap_cfg);
+	err = xdp_cfg_set(run->cfg_fd,
+			  ~(1ull << FERRY_R_XSK_REDIRECT) &
+				  ((1ull << FERRY_R__COUNT) - 1),
+			  snaplen);
+	if (err) {
+		log_warn("capture %s: frames dropped in XDP not captured: %s",
+			 ferry_capture_name(run->c), strerror(-err));
+		run->cfg_fd = -1;
+	}
+}
+
+static void xdp_stop(struct ferry_cap_run *run)
+{
+	/* Off first, so no sample comes after the consumer is gone. */
+	if (run->cfg_fd >= 0)
+		xdp_cfg_set(run->cfg_fd, 0, 0);
+	run->cfg_fd = -1;
+	ferry_capture_xdp_destroy(run->xdp);
+	run->xdp = NULL;
+}
 
 static const char *app_name(unsigned app)
 {
@@ -218,6 +288,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 		return -err;
 	}
 	taps_apply(f, run, run->c);
+	xdp_start(f, run, p, r->snaplen);
 	run->next = f->captures;
 	f->captures = run;
 	log_info("capture %s: started on %s", r->name, p->name);
@@ -234,6 +305,7 @@ static int run_end(struct ferry *f, struct ferry_cap_run **pp)
 	struct ferry_cap_run *run = *pp;
 	int rc;
 
+	xdp_stop(run);
 	taps_apply(f, run, NULL);
 	*pp = run->next;
 	rc = ferry_capture_destroy(run->c);
@@ -296,6 +368,16 @@ static json_t *run_json(const struct ferry_cap_run *run)
 			dr, ferry_capture_counter_name(i) + strlen("dropped_"),
 			json_integer((json_int_t)v[i]));
 	json_object_set_new(o, "dropped", dr);
+	if (run->xdp) {
+		struct ferry_capture_xdp_ctrs xc;
+
+		ferry_capture_xdp_ctrs(run->xdp, &xc);
+		json_object_set_new(o, "xdp",
+				    json_pack("{s:I, s:I, s:I}", "records",
+					      (json_int_t)xc.records, "queued",
+					      (json_int_t)xc.queued, "lost",
+					      (json_int_t)xc.lost));
+	}
 	return o;
 }
 

@@ -132,6 +132,22 @@ tb_do dut capture stop d >/dev/null
 assert_eq "dropped frames" 10 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
 assert_eq "drop comments" 10 "$(grep -ac 'drop=app_drop' "$f")"
 
+# ---- frames no worker sees, captured in XDP with their verdict ----
+f="$TB_RUN/xdp.pcapng"
+tb_do dut capture start x port p0 file "$f" >/dev/null
+tb_send gen g0 5 bad_ihl --rate 1000 >/dev/null
+tb_do dut steer add r1 port p0 match proto udp dport 9 to cpus 0 >/dev/null
+tb_send gen g0 7 good --rate 1000 >/dev/null
+tb_wait_quiet dut
+sleep 0.3 # the perf buffer's reader polls
+show=$(tb_do dut capture show)
+echo "show: $show"
+tb_do dut capture stop x >/dev/null
+tb_do dut steer del r1 >/dev/null
+assert_eq "xdp frames" 12 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
+assert_eq "malformed comments" 5 "$(grep -ac 'xdp=drop_bad_ihl' "$f")"
+assert_eq "steered comments" 7 "$(grep -ac 'xdp=cpu_redirect' "$f")"
+
 # ---- bad requests: clear errors, nothing started ----
 bad() {
 	local want=$1 out rc=0
