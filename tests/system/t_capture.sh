@@ -142,6 +142,11 @@ tb_wait_quiet dut
 sleep 0.3 # the perf buffer's reader polls
 show=$(tb_do dut capture show)
 echo "show: $show"
+human=$(tb_ctl dut capture show)
+echo "$human"
+if awk 'length > 120' <<<"$human" | grep -q . || grep -q '[{}]' <<<"$human"; then
+	tb_die "capture show: a line over 120 columns or JSON in the human view"
+fi
 tb_do dut capture stop x >/dev/null
 tb_do dut steer del r1 >/dev/null
 assert_eq "xdp frames" 12 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
