@@ -78,14 +78,20 @@ static void xdp_start(struct ferry *f, struct ferry_cap_run *run,
 			 ferry_capture_name(run->c), strerror(errno));
 		return;
 	}
-	run->cfg_fd = bpf_map__fd(p->skel->maps.ferry_cap_cfg);
-	err = xdp_cfg_set(run->cfg_fd,
-			  ~(1ull << FERRY_R_XSK_REDIRECT) &
-				  ((1ull << FERRY_R__COUNT) - 1),
-			  snaplen);
+	/* A copy: the port's skeleton may go before the capture. */
+	run->cfg_fd = fcntl(bpf_map__fd(p->skel->maps.ferry_cap_cfg),
+			    F_DUPFD_CLOEXEC, 3);
+	err = run->cfg_fd < 0
+		      ? -errno
+		      : xdp_cfg_set(run->cfg_fd,
+				    ~(1ull << FERRY_R_XSK_REDIRECT) &
+					    ((1ull << FERRY_R__COUNT) - 1),
+				    snaplen);
 	if (err) {
 		log_warn("capture %s: frames dropped in XDP not captured: %s",
 			 ferry_capture_name(run->c), strerror(-err));
+		if (run->cfg_fd >= 0)
+			close(run->cfg_fd);
 		run->cfg_fd = -1;
 	}
 }
@@ -93,8 +99,10 @@ static void xdp_start(struct ferry *f, struct ferry_cap_run *run,
 static void xdp_stop(struct ferry_cap_run *run)
 {
 	/* Off first, so no sample comes after the consumer is gone. */
-	if (run->cfg_fd >= 0)
+	if (run->cfg_fd >= 0) {
 		xdp_cfg_set(run->cfg_fd, 0, 0);
+		close(run->cfg_fd);
+	}
 	run->cfg_fd = -1;
 	ferry_capture_xdp_destroy(run->xdp);
 	run->xdp = NULL;
@@ -422,6 +430,21 @@ void ferry_capture_tick(struct ferry *f)
 		else
 			log_info("capture %s: output ended (%s), stopped", name,
 				 strerror(-st));
+		run_end(f, pp);
+	}
+}
+
+void ferry_captures_port_gone(struct ferry *f, const char *port)
+{
+	struct ferry_cap_run **pp = &f->captures;
+
+	while (*pp) {
+		if (strcmp((*pp)->port, port)) {
+			pp = &(*pp)->next;
+			continue;
+		}
+		log_info("capture %s: port %s deleted, capture stopped",
+			 ferry_capture_name((*pp)->c), port);
 		run_end(f, pp);
 	}
 }

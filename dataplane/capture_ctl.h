@@ -40,6 +40,8 @@ int ferry_capture_stop_name(struct ferry *f, const char *name, char *msg,
 json_t *ferry_capture_show(struct ferry *f);
 /* Ends captures that are done or whose output failed (1 s tick). */
 void ferry_capture_tick(struct ferry *f);
+/* Ends the captures of port (it is being deleted). */
+void ferry_captures_port_gone(struct ferry *f, const char *port);
 /* Ends them all (shutdown, before the ports go). */
 void ferry_captures_fini(struct ferry *f);
 int ferry_capture_n(const struct ferry *f);

@@ -700,6 +700,7 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  "'xconnect %s %s'; "
 					  "delete that first",
 					  name, f->ports[i]->name, name);
+	ferry_captures_port_gone(f, p->name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	if (p->dpdk) {

@@ -179,5 +179,9 @@ if tb_ctl dut show config | grep -q capture; then
 	tb_die "show config carries a capture"
 fi
 tb_do dut capture stop k >/dev/null
+# A port deleted under a capture ends it.
+tb_do dut capture start g port p1 dir both file "$TB_RUN/g.pcapng" >/dev/null
+tb_do dut port del p1 >/dev/null
+assert_json '.data | length' 0 "$(tb_do dut capture show)"
 tb_ctl dut version >/dev/null
 tb_log "ok"
