@@ -79,7 +79,9 @@ assert_eq "tx count" 100 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
 
 # ---- streaming: ferryctl capture ... -w - | tcpdump, the reader leaves ----
 out="$TB_RUN/stream.txt"
-(tb_ctl dut capture p0 filter "udp and src port 1025" -w - |
+# (timeout: should frames go missing, the count below fails, nothing hangs)
+(timeout -s INT 60 "$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 \
+	filter "udp and src port 1025" -w - |
 	tcpdump -nn -r - -c 20 >"$out" 2>/dev/null) &
 spid=$!
 for ((i = 0; i < 50; i++)); do
