@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,17 @@ int stream_run(const char *path, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	for (;;) {
+		/* The reader of a pipe may leave while nothing comes (|
+		 * tcpdump -c N): POLLERR on our end says so without a write. */
+		struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN},
+					{.fd = ofd, .events = 0}};
+
+		if (poll(pfd, 2, -1) < 0)
+			break; /* Ctrl-C (EINTR) */
+		if (pfd[1].revents & (POLLERR | POLLHUP))
+			break;
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n <= 0)
 			break; /* EOF, Ctrl-C (EINTR) or the daemon gone */
