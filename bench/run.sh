@@ -3,7 +3,7 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap]
+#                [--parts throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture]
 #
 # The sockmap part (local TCP: plain, TCP_NODELAY, per-message redirect,
 # ferry's lasting redirect) is bench/sockmap.sh and the proxy part is
@@ -44,7 +44,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap
+PARTS=throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -211,6 +211,39 @@ bench_ferry() {
 		stop_ferry
 	done
 	record "$row" "${v[@]}"
+}
+
+# Capture (issue 16): ferry's row with a capture on p0 rx. cap_off none,
+# cap_none a filter matching nothing, cap_1pct one flow of the generator's
+# 100, cap_all every frame. The four rows take turns run by run, so load
+# drift on this shared host falls on all of them alike. Output /dev/null:
+# the question is the worker's cost, not the disk's.
+declare -A CAP_FILTER=([cap_none]="udp port 7777" [cap_1pct]="udp src port 1024" [cap_all]="udp")
+CAP_ROWS=(cap_off cap_none cap_1pct cap_all)
+bench_capture() {
+	local i row st
+	declare -A vals=()
+	for ((i = 0; i < RUNS; i++)); do
+		for row in "${CAP_ROWS[@]}"; do
+			start_ferry
+			if [[ $row != cap_off ]]; then
+				tb_do dut capture start c port p0 filter "${CAP_FILTER[$row]}" \
+					file /dev/null >/dev/null
+			fi
+			gen_start flows 100
+			vals[$row]+=" $(rate_of sink "$S0" sink_ctr)"
+			gen_stop
+			if [[ $row != cap_off ]]; then
+				st=$(tb_ctlj dut capture show)
+				EXTRA[${row}_cap]=$(jq -c '.data[0] | {matched, written, dropped}' <<<"$st")
+			fi
+			stop_ferry
+		done
+	done
+	for row in "${CAP_ROWS[@]}"; do
+		# shellcheck disable=SC2086 # the values, one word each
+		record "$row" ${vals[$row]}
+	done
 }
 
 bench_testpmd() {
@@ -388,6 +421,10 @@ if part dpdk; then
 		say "dpdk: ferryd was built without DPDK; part skipped"
 	fi
 fi
+if part capture; then
+	say "capture: ferry with a capture on p0 rx: none, matching nothing, 1%, 100%"
+	bench_capture
+fi
 if part callgrind && ((DO_CALLGRIND)); then
 	say "callgrind: ferry and testpmd forwarding under valgrind"
 	bench_callgrind
@@ -409,6 +446,19 @@ for row in limit devmap ferry_auto ferry ferry_dpdk testpmd ferry_rxfwd ferry_rx
 done
 if [[ -n ${MED[ferry_auto]:-} ]]; then
 	echo "kernel path: ferry_auto (path ${EXTRA[ferry_auto_path]:-?}) / devmap = $(ratio ferry_auto devmap); ferry_auto / ferry (path xsk) = $(ratio ferry_auto ferry)"
+fi
+if [[ -n ${MED[cap_off]:-} ]]; then
+	echo
+	echo "capture on p0 rx, 100 flows, output /dev/null (median of $RUNS runs of ${SECS}s, rows interleaved):"
+	printf '%-10s %12s %12s %12s %10s\n' row median_pps min max vs_cap_off
+	for row in "${CAP_ROWS[@]}"; do
+		printf '%-10s %12s %12s %12s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
+			"$(ratio "$row" cap_off)"
+	done
+	for row in "${CAP_ROWS[@]}"; do
+		[[ -n ${EXTRA[${row}_cap]:-} ]] && echo "  $row (last run): ${EXTRA[${row}_cap]}"
+	done
+	echo
 fi
 if [[ -n ${MED[ferry_dpdk]:-} ]]; then
 	echo "backends, default placement: ferry native / ferry over DPDK = $(ratio ferry ferry_dpdk); ferry over DPDK / testpmd = $(ratio ferry_dpdk testpmd)"

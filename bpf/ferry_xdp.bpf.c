@@ -21,6 +21,7 @@
 #include "ferry_abi.h"
 #include "ferry_parse.h"
 #include "ferry_csum.h"
+#include "ferry_capture_abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -352,6 +353,53 @@ __noinline int ferry_csum_complete(struct xdp_md *ctx,
 	return 1;
 }
 
+/* ---- capture (issue 16): frames no worker sees ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} ferry_cap_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ferry_cap_xdp_cfg);
+} ferry_cap_cfg SEC(".maps");
+
+/*
+ * A frame dropped or steered here, without a worker: one perf sample with
+ * its verdict for a running capture (ferry_capture_abi.h), the bytes
+ * appended by the helper. Off (reasons 0): one lookup and one branch.
+ * Out of line: its record would add to ferry_xdp's stack, which with
+ * ferry_csum_complete's is at the verifier's 512-byte limit.
+ */
+static __noinline void cap_xdp(struct xdp_md *ctx, __u32 reason, __u32 action)
+{
+	const struct ferry_cap_xdp_cfg *cfg;
+	struct ferry_cap_xdp_rec rec = {};
+	__u32 zero = 0;
+	__u64 len;
+
+	cfg = bpf_map_lookup_elem(&ferry_cap_cfg, &zero);
+	if (!cfg || !(cfg->reasons & (1ull << (reason & 63))))
+		return;
+	len = bpf_xdp_get_buff_len(ctx);
+	rec.ts_ns = bpf_ktime_get_ns();
+	rec.ifindex = ctx->ingress_ifindex;
+	rec.rx_queue = ctx->rx_queue_index;
+	rec.reason = (__u16)reason;
+	rec.action = (__u16)action;
+	rec.orig_len = (__u32)len;
+	rec.cap_len = len < cfg->snaplen ? (__u32)len : cfg->snaplen;
+	if (rec.cap_len > FERRY_CAP_XDP_SNAP_MAX)
+		rec.cap_len = FERRY_CAP_XDP_SNAP_MAX;
+	bpf_perf_event_output(ctx, &ferry_cap_events,
+			      BPF_F_CURRENT_CPU | ((__u64)rec.cap_len << 32),
+			      &rec, sizeof(rec));
+}
+
 /*
  * Into cpu's CPUMAP entry, with tag in the metadata area for the CPUMAP
  * program: without headroom for it the frame still goes, and the remote CPU
@@ -376,11 +424,13 @@ static __always_inline int to_cpu(struct xdp_md *ctx, __u32 cpu, __u32 tag,
 		if (failed)
 			(*failed)++;
 		count(FERRY_R_DROP_NO_CPU, bytes);
+		cap_xdp(ctx, FERRY_R_DROP_NO_CPU, XDP_DROP);
 		return XDP_DROP;
 	}
 	if (ok)
 		(*ok)++;
 	count(FERRY_R_CPU_REDIRECT, bytes);
+	cap_xdp(ctx, FERRY_R_CPU_REDIRECT, XDP_REDIRECT);
 	return XDP_REDIRECT;
 }
 
@@ -479,9 +529,12 @@ static __always_inline int to_dev(struct xdp_md *ctx,
 	ferry_csum_complete(ctx, pkt);
 	if (bpf_redirect_map(&ferry_tx_dev, 0, 0) != XDP_REDIRECT) {
 		count(FERRY_R_DROP_NO_DEV, bytes);
+		cap_xdp(ctx, FERRY_R_DROP_NO_DEV, XDP_DROP);
 		return XDP_DROP;
 	}
 	count(FERRY_R_DEV_REDIRECT, bytes);
+	/* No worker sees these frames: a capture takes them here. */
+	cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 	return XDP_REDIRECT;
 }
 
@@ -502,6 +555,7 @@ int ferry_xdp(struct xdp_md *ctx)
 	ret = ferry_parse_len(data, data_end, (__u32)bytes, &pkt);
 	if (ret != FERRY_PARSE_OK) {
 		count(ret, bytes);
+		cap_xdp(ctx, ret, XDP_DROP);
 		return XDP_DROP;
 	}
 
@@ -562,6 +616,7 @@ int ferry_xdp(struct xdp_md *ctx)
 		return XDP_REDIRECT;
 	case FERRY_ACT_DROP:
 		count(FERRY_R_DROP_RULE, bytes);
+		cap_xdp(ctx, FERRY_R_DROP_RULE, XDP_DROP);
 		return XDP_DROP;
 	case FERRY_ACT_CPU:
 		return steer(ctx, &pkt, arg, bytes);

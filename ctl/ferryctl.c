@@ -11,6 +11,7 @@
 #include "cmd_host.h"
 #include "proto.h"
 #include "render.h"
+#include "stream.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -28,6 +29,8 @@ static void usage(FILE *f)
 		"usage: ferryctl [-s SOCKET] [-j|-a] COMMAND [ARG...]\n"
 		"       ferryctl [-s SOCKET] [-j|-a] stats [ARG...] --watch "
 		"[INTERVAL] [--count N]\n"
+		"       ferryctl [-s SOCKET] capture PORT [OPTION...] -w "
+		"FILE|-\n"
 		"  -s SOCKET  control socket (default $FERRY_SOCKET or %s)\n"
 		"  -j, --json print the raw JSON reply (every counter)\n"
 		"  -a, --all  show counters that are zero too\n"
@@ -35,6 +38,7 @@ static void usage(FILE *f)
 		"  --watch    redraw stats every INTERVAL s (default 1, "
 		"min 0.2)\n"
 		"  --count N  with --watch: stop after N frames\n"
+		"  -w FILE|-  capture: the pcapng stream into FILE or stdout\n"
 		"Try 'ferryctl help' for the daemon's commands.\n",
 		DEFAULT_SOCKET);
 }
@@ -167,6 +171,8 @@ int main(int argc, char **argv)
 	}
 
 	n_words = argc - optind;
+	if (stream_wanted(n_words, argv + optind))
+		return stream_run(path, n_words, argv + optind);
 	if (!strcmp(argv[optind], "stats") &&
 	    take_watch_args(&n_words, argv + optind, &watch) < 0)
 		return EXIT_COMM;

@@ -103,6 +103,10 @@ struct ctl_server {
 	dev_t sock_dev; /* to unlink only the socket we bound */
 	ino_t sock_ino;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	/* The client whose command runs now, and whether its handler took
+	 * the connection (ctl_server_conn_take). */
+	struct ctl_client *running;
+	bool taken;
 };
 
 static uint64_t now_ms(void)
@@ -383,14 +387,30 @@ static void client_run_line(struct ctl_server *srv, struct ctl_client *c,
 			    char *line, size_t len)
 {
 	char *reply;
+	int rc = 0;
 
 	if (len > 0 && line[len - 1] == '\r')
 		line[--len] = '\0';
-	if (memchr(line, '\0', len))
+	if (memchr(line, '\0', len)) {
 		reply = error_reply("EINVAL", "line contains a NUL byte");
-	else
+	} else {
+		srv->running = c;
+		srv->taken = false;
 		reply = ctl_execute(srv->table, srv->n_cmds, srv->ctx, line,
-				    NULL);
+				    &rc);
+		srv->running = NULL;
+	}
+	if (srv->taken && rc == 0) {
+		/* The handler owns a copy of the connection now (a stream):
+		 * no reply, and ours is closed once what was queued before
+		 * is sent. */
+		srv->taken = false;
+		free(reply);
+		c->closing = true;
+		c->eof = true;
+		return;
+	}
+	srv->taken = false;
 	if (client_reply(c, reply) < 0) {
 		/* Not reading its replies, or out of memory: give up on it. */
 		c->closing = true;
@@ -982,6 +1002,21 @@ int ctl_server_run(struct ctl_server *srv)
 		if (srv->clients[slot])
 			client_flush(srv->clients[slot]);
 	return 0;
+}
+
+int ctl_server_conn_take(struct ctl_server *srv)
+{
+	int fd;
+
+	if (!srv || !srv->running)
+		return -ENOTCONN;
+	if (srv->running->out_off < srv->running->out_len)
+		return -EBUSY; /* replies to earlier lines still queued */
+	fd = fcntl(srv->running->fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -errno;
+	srv->taken = true;
+	return fd;
 }
 
 void ctl_server_stop(struct ctl_server *srv)

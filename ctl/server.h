@@ -50,6 +50,16 @@ int ctl_server_watch(struct ctl_server *srv, int fd, void (*fn)(void *arg),
 		     void *arg);
 /* Safe from a handler or a signal handler: run() returns after this. */
 void ctl_server_stop(struct ctl_server *srv);
+
+/*
+ * For a handler, on the server thread: a copy of the connection whose
+ * command is running, for a command that streams its answer (`capture
+ * stream`). If the handler then returns 0 the server sends no reply and
+ * closes its own copy: the connection is the handler's. If it fails, its
+ * error is the reply as usual (the handler closes the copy). -ENOTCONN
+ * when no client runs the command (the config file).
+ */
+int ctl_server_conn_take(struct ctl_server *srv);
 /* Closes clients and the listener and unlinks the socket path. */
 void ctl_server_destroy(struct ctl_server *srv);
 

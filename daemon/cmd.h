@@ -50,6 +50,7 @@ extern const struct cmd_module cmd_config_module;
 extern const struct cmd_module cmd_host_module;
 extern const struct cmd_module cmd_proxy_module;
 extern const struct cmd_module cmd_route_module;
+extern const struct cmd_module cmd_capture_module;
 
 #define CMD_CTX(c) ((struct ferryd_ctx *)(c))
 #define CMD_F(c)   (CMD_CTX(c)->f)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture_ctl.h"
 #include "commands.h"
 #include "ferry.h"
 #include "ferryd_takeover.h"
@@ -107,6 +108,7 @@ static void tick(void *arg)
 
 	ferry_tick(d->ctx.f);
 	ferryd_route_watch(&d->ctx);
+	ferry_capture_tick(d->ctx.f);
 	ferry_handover_tick(d->ctx.f);
 	ferry_sockmap_tick(d->ctx.sm);
 	metrics_refresh(d);

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture_ctl.h"
 #include "ferry_int.h"
 #include "kpath.h"
 #include "log.h"
@@ -704,6 +705,7 @@ int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
 					  name, f->ports[i]->name, name);
 	if (f->router)
 		ferry_router_port_del(f->router, p);
+	ferry_captures_port_gone(f, p->name);
 	ferry_gen_destroy(p->gen);
 	p->gen = NULL;
 	/* Its kernel-path frames are credited to its egress for good, and
@@ -1128,6 +1130,7 @@ void ferry_destroy(struct ferry *f)
 {
 	if (!f)
 		return;
+	ferry_captures_fini(f);
 	ferry_ports_del_all(f);
 	workers_destroy(f);
 	ferry_router_destroy(f->router);

@@ -56,6 +56,7 @@ struct ferry {
 	struct ferry_ledger retired; /* ports no longer in ports[] */
 	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
 	struct ferry_router *router; /* with the first route port (router.h) */
+	struct ferry_cap_run *captures; /* capture_ctl.c */
 };
 
 #define XSK_RING_SIZE 2048

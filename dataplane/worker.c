@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "csum.h"
 #include "log.h"
 #include "port_dpdk.h"
@@ -271,6 +272,41 @@ static inline uint64_t desc_len_opts(const struct xdp_desc *d)
 }
 
 /*
+ * Capture (capture.h): hands the complete frames among n descriptors of a
+ * ring (RX or TX) to a tap, chains as segments. Out of line and called
+ * only when the queue's tap is set: with no capture a burst pays one load
+ * and one never-taken branch. A chain the burst ends inside is left for
+ * the pass that sees all of it.
+ */
+static __attribute__((noinline)) void
+cap_descs(const struct ferry_capture_tap *t, struct ferry_umem *u,
+	  const struct xdp_desc *ring, uint32_t mask, uint32_t idx, uint32_t n,
+	  uint32_t queue, uint16_t verdict)
+{
+	struct ferry_cap_seg seg[FERRY_MAX_FRAGS];
+	uint64_t now = ferry_now_ns();
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = &ring[(idx + i) & mask];
+
+		if (k < FERRY_MAX_FRAGS) {
+			seg[k].data = ferry_umem_data(u, d->addr);
+			seg[k].len = d->len;
+			k++;
+		}
+		if (d->options & XDP_PKT_CONTD)
+			continue;
+		ferry_capture_frame(t, now, (uint16_t)queue, verdict, seg, k);
+		k = 0;
+	}
+}
+
+#define CAP_RING(t, u, r, idx, n, q, v)                                        \
+	cap_descs(t, u, (const struct xdp_desc *)(r)->ring, (r)->mask, idx, n, \
+		  q, v)
+
+/*
  * Partial checksums (csum.h) of the complete frames of an RX burst, before
  * they are forwarded. Out of line and called only for ports that need it:
  * the burst loops stay as they were for the others. A chain that goes on
@@ -456,6 +492,7 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	uint32_t room, n, fit, idx_rx = 0, idx_tx = 0, i = 0, j = 0;
 	uint32_t lim = out->max_frame ? out->max_frame : UINT32_MAX;
 	uint64_t bytes = 0, long_bytes = 0;
+	struct ferry_capture_tap *cap;
 
 	/*
 	 * Take only what the egress ring can hold: the rest waits in the RX
@@ -479,6 +516,10 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 		ferry_ctr_add(&pq->c.tx_backpressure, 1);
 	if (!n)
 		return 0;
+	cap = ferry_capture_tap_get(&pq->cap_rx);
+	if (unlikely(cap))
+		CAP_RING(cap, u, &x->rx, idx_rx, n, pq->queue,
+			 FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 	if (unlikely(pq->csum_fix))
 		csum_burst(w, u, &x->rx, idx_rx, n);
 	/* Room for all n; slots left over by frames too long for the egress
@@ -528,6 +569,11 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	ferry_ctr_add(&pq->c.rx_bytes, bytes + long_bytes);
 	if (!fit)
 		return n;
+	/* TX as sent: after the rewrite, before the submit. */
+	cap = ferry_capture_tap_get(&out->cap_tx);
+	if (unlikely(cap))
+		CAP_RING(cap, u, &o->tx, idx_tx, fit, out->queue,
+			 FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 	out->tx_batch += fit;
 	ferry_worker_touch(w, out);
 	ferry_ctr_add(&out->c.tx_packets, fit);
@@ -563,6 +609,12 @@ chains:
 		ferry_ctr_add(&pq->c.rx_packets, sm.frames);
 		ferry_ctr_add(&pq->c.rx_bytes, sm.bytes + sm.long_bytes);
 		if (sm.j) {
+			cap = ferry_capture_tap_get(&out->cap_tx);
+			if (unlikely(cap))
+				CAP_RING(cap, u, &o->tx, idx_tx, sm.j,
+					 out->queue,
+					 FERRY_CAP_VERDICT(FERRY_CAP_V_APP,
+							   pq->app));
 			out->tx_batch += sm.j;
 			ferry_worker_touch(w, out);
 			ferry_ctr_add(&out->c.tx_packets, sm.fwd_frames);
@@ -580,10 +632,17 @@ static inline uint32_t app_consume(struct ferry_worker *w, struct ferry_pq *pq,
 	struct ferry_xsk *x = pq->xsk;
 	uint32_t n, idx, i, frames = 0;
 	uint64_t bytes = 0;
+	struct ferry_capture_tap *cap;
 
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
 	if (!n)
 		return 0;
+	/* Frames dropped here go on rx with the reason as their verdict. */
+	cap = ferry_capture_tap_get(&pq->cap_rx);
+	if (unlikely(cap))
+		CAP_RING(cap, x->umem, &x->rx, idx, n, pq->queue,
+			 FERRY_CAP_VERDICT(FERRY_CAP_V_DROP,
+					   reason - (uint64_t *)&pq->c.drop));
 	if (likely(!pq->ret)) {
 		ferry_worker_rx_drop(w, pq, idx, n, reason);
 		return n;
@@ -679,6 +738,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_umem *u = w->umem;
 	uint32_t n = TXGEN_BURST, idx = 0, i, descs;
 	uint64_t now = 0;
+	struct ferry_capture_tap *cap;
 
 	if (g->count && g->sent >= g->count)
 		return 0;
@@ -749,6 +809,9 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		t->len = g->size;
 		t->options = 0;
 	}
+	cap = ferry_capture_tap_get(&pq->cap_tx);
+	if (unlikely(cap))
+		CAP_RING(cap, u, &x->tx, idx, n, pq->queue, 0);
 sent:
 	if (g->interval_ns) {
 		g->next_ns += n * g->interval_ns;

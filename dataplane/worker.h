@@ -64,6 +64,7 @@ struct ferry_port;
 struct ferry_worker;
 struct ferry_dpdk_q;
 struct ferry_route_wk;
+struct ferry_capture_tap;
 
 /*
  * A generator that sends from the worker through one socket's TX ring: the
@@ -138,6 +139,9 @@ struct ferry_pq {
 	struct ferry_spread_rets *rets; /* pool owner: drains these */
 	struct ferry_route_wk *rw;	/* ROUTE: the worker's route tables */
 	struct ferry_queue_ctrs c;
+	/* Capture taps (capture.h): NULL unless a capture watches this queue;
+	 * loaded once per burst. Set and cleared with the worker paused. */
+	struct ferry_capture_tap *cap_rx, *cap_tx;
 	/* cold: control plane, on its own cache lines */
 	_Alignas(64) struct ferry_port *port;
 	struct ferry_worker *w;
