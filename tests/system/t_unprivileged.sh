@@ -89,6 +89,23 @@ xconnect_exact() {
 }
 xconnect_exact first
 
+# ---- a capture under the same filter: its reader of the classifier's
+# frames is a BPF output perf buffer (perf_event_open, CAP_PERFMON)
+capdir=$TB_RUN/capdir
+mkdir -m 0700 "$capdir"
+chown "$uid:$uid" "$capdir"
+tb_do dut capture start c1 port p0 count 10 file "$capdir/c.pcapng" >/dev/null
+xconnect_exact "with a capture"
+for ((i = 0; i < 50; i++)); do
+	[[ $(tb_do dut capture show | jq '.data | length') == 0 ]] && break
+	sleep 0.1
+done
+assert_json '.data | length' 0 "$(tb_do dut capture show)"
+assert_eq "frames in the capture file" 10 "$(tcpdump -r "$capdir/c.pcapng" 2>/dev/null | wc -l)"
+# The XDP half is best effort (a warning, not an error): it must have started.
+assert_eq "XDP half of the capture started (no warning)" 0 \
+	"$(grep -c "frames dropped in XDP not captured" "$TB_RUN/dut.log")"
+
 # ---- port del / add
 tb_do dut xconnect del p0 >/dev/null
 tb_do dut port del p1 >/dev/null
