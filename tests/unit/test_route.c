@@ -98,6 +98,15 @@ static int setup(void **state)
 	return 0;
 }
 
+/* A big-endian word at any offset of a frame (no aligned loads). */
+static uint32_t be32_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
@@ -125,8 +134,10 @@ static size_t frame4(uint8_t *f, uint32_t src, uint32_t dst, uint8_t ttl,
 	ip[6] = df ? 0x40 : 0;
 	ip[8] = ttl;
 	ip[9] = proto;
-	*(uint32_t *)(void *)(ip + 12) = htonl(src);
-	*(uint32_t *)(void *)(ip + 16) = htonl(dst);
+	src = htonl(src); /* frames are byte arrays: no aligned stores */
+	dst = htonl(dst);
+	memcpy(ip + 12, &src, 4);
+	memcpy(ip + 16, &dst, 4);
 	c = ip4_csum_full(ip, 20);
 	ip[10] = (uint8_t)(c >> 8);
 	ip[11] = (uint8_t)c;
@@ -199,8 +210,7 @@ static void check_icmp4(struct env *e, const struct route_result *r,
 	assert_memory_equal(out + 6, e->ports[0].mac, 6);
 	assert_int_equal(out[12] << 8 | out[13], 0x0800);
 	assert_int_equal(csum_partial(ip, 20, 0), 0xffff);
-	assert_int_equal(ntohl(*(const uint32_t *)(const void *)(ip + 12)),
-			 e->ports[0].ip4);
+	assert_int_equal(be32_at(ip + 12), e->ports[0].ip4);
 	assert_memory_equal(ip + 16, buf + 14 + 12, 4);
 	assert_int_equal(icmp[0], type);
 	assert_int_equal(icmp[1], code);
@@ -322,8 +332,7 @@ static void check_icmp6(struct env *e, const struct route_result *r,
 	assert_memory_equal(ip + 8, e->ports[0].ip6, 16);
 	assert_memory_equal(ip + 24, buf + 14 + 8, 16);
 	assert_int_equal(icmp[0], type);
-	assert_int_equal(ntohl(*(const uint32_t *)(const void *)(icmp + 4)),
-			 mtu);
+	assert_int_equal(be32_at(icmp + 4), mtu);
 	/* the pseudo-header sum with the checksum in place is 0xffff */
 	sum = csum_partial(ip + 8, 32, 0) + plen + 58;
 	assert_int_equal(csum_partial(icmp, plen, sum), 0xffff);
