@@ -182,8 +182,7 @@ static const struct cmd_module *const modules[] = {
 	&cmd_port_module,    &cmd_app_module,	   &cmd_steer_module,
 	&cmd_sockmap_module, &cmd_gen_module,	   &cmd_stats_module,
 	&cmd_config_module,  &cmd_host_module,	   &cmd_proxy_module,
-	&cmd_route_module,
-	&cmd_capture_module,
+	&cmd_route_module,   &cmd_capture_module,
 };
 
 const struct cmd_module *const *ferryd_modules(size_t *n)
