@@ -264,6 +264,34 @@ enum veth_ask {
 };
 
 /*
+ * One rtnetlink request and its single answer, read into buf: the answer's
+ * first attribute past its hdr_len-byte header in *attr, and the bytes of
+ * attributes in *rest. 0, or -errno (-EIO for an error or short answer).
+ */
+static int rtnl_ask(const void *req, size_t len, size_t hdr_len, char *buf,
+		    size_t cap, struct rtattr **attr, int *rest)
+{
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (send(fd, req, len, 0) < 0 || (n = recv(fd, buf, cap, 0)) < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -EIO;
+	*attr = (struct rtattr *)((char *)NLMSG_DATA(nh) +
+				  NLMSG_ALIGN(hdr_len));
+	*rest = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr_len));
+	return 0;
+}
+
+/*
  * An XDP program attached to ifindex (any mode): 1/0, -errno. In the
  * namespace our namespace calls nsid (-1: ours), which needs no setns
  * (and so no CAP_SYS_ADMIN); its name in name when not NULL.
@@ -286,29 +314,15 @@ static int xdp_attached_in(int32_t nsid, int ifindex, char *name)
 	};
 	int found = 0;
 	char buf[16384];
-	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
 	struct rtattr *a, *x;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	int rest, xrest;
-	ssize_t n;
+	int rest, xrest, err;
 
-	if (fd < 0)
-		return -errno;
 	if (nsid < 0)
 		req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
-	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0 ||
-	    (n = recv(fd, buf, sizeof(buf), 0)) < 0) {
-		n = -errno;
-		close(fd);
-		return (int)n;
-	}
-	close(fd);
-	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
-		return -EIO;
-	a = (struct rtattr *)((char *)NLMSG_DATA(nh) +
-			      NLMSG_ALIGN(sizeof(req.ifi)));
-	rest = (int)nh->nlmsg_len -
-	       (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(req.ifi)));
+	err = rtnl_ask(&req, req.nh.nlmsg_len, sizeof(req.ifi), buf,
+		       sizeof(buf), &a, &rest);
+	if (err)
+		return err;
 	for (; RTA_OK(a, rest); a = RTA_NEXT(a, rest)) {
 		if (a->rta_type == IFLA_IFNAME && name)
 			snprintf(name, IF_NAMESIZE, "%.*s", (int)RTA_PAYLOAD(a),
@@ -384,25 +398,12 @@ static int rtnl_get_s32(void *req, size_t len, size_t hdr_len, int want,
 			int32_t *v)
 {
 	char buf[8192];
-	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
 	struct rtattr *a;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	ssize_t n;
-	int rest;
+	int rest, err;
 
-	if (fd < 0)
-		return -errno;
-	if (send(fd, req, len, 0) < 0 ||
-	    (n = recv(fd, buf, sizeof(buf), 0)) < 0) {
-		n = -errno;
-		close(fd);
-		return (int)n;
-	}
-	close(fd);
-	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
-		return -EIO;
-	a = (struct rtattr *)((char *)NLMSG_DATA(nh) + NLMSG_ALIGN(hdr_len));
-	rest = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr_len));
+	err = rtnl_ask(req, len, hdr_len, buf, sizeof(buf), &a, &rest);
+	if (err)
+		return err;
 	for (; RTA_OK(a, rest); a = RTA_NEXT(a, rest))
 		if (a->rta_type == want && RTA_PAYLOAD(a) >= 4) {
 			memcpy(v, RTA_DATA(a), 4);
