@@ -7,13 +7,13 @@
 #include "cmd_host.h"
 #include "hostcheck.h"
 
-static int kw_cpus(const char *val, void *dst, struct ctl_err *err)
+static int kw_cpus(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_list(val, dst, "cpus", err);
 }
 
 int ctl_host_check(int argc, char **argv, uint64_t dflt_cpus,
-		   const char *cpus_from, json_t **data, struct ctl_err *err)
+		   const char *cpus_from, json_t **data, struct ferry_err *err)
 {
 	struct ferry_hostcheck_params hp = {.cpus = dflt_cpus,
 					    .cpus_from = cpus_from};

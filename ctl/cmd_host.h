@@ -24,6 +24,6 @@
  * cpus_from says where they came from.
  */
 int ctl_host_check(int argc, char **argv, uint64_t dflt_cpus,
-		   const char *cpus_from, json_t **data, struct ctl_err *err);
+		   const char *cpus_from, json_t **data, struct ferry_err *err);
 
 #endif /* FERRY_CTL_CMD_HOST_H */

@@ -81,7 +81,7 @@ static int build_line(int argc, char **argv, char *line, size_t size)
 /* ---- commands that work without a daemon ---- */
 
 static int host_check_local(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	return ctl_host_check(argc, argv, 0, "no ferryd: every online CPU",
 			      data, err);

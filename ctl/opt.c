@@ -104,7 +104,7 @@ static bool literal_required(const struct ctl_syntax *s, int group)
 	return lit < 0 || (s->opts[lit].flags & CTL_OPT_REQUIRED);
 }
 
-static int usage_err(const struct ctl_syntax *s, struct ctl_err *err,
+static int usage_err(const struct ctl_syntax *s, struct ferry_err *err,
 		     const char *why)
 {
 	char u[512];
@@ -115,7 +115,7 @@ static int usage_err(const struct ctl_syntax *s, struct ctl_err *err,
 }
 
 static int parse_value(const struct ctl_opt *o, const char *val, void *params,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	const char *what = pos_name(o);
 	uint64_t v;
@@ -157,7 +157,7 @@ static int parse_value(const struct ctl_opt *o, const char *val, void *params,
 }
 
 int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
-		  void *params, struct ctl_err *err)
+		  void *params, struct ferry_err *err)
 {
 	int seen[MAX_ROWS] = {0}; /* word index of the key + 1 */
 	int i = 0, last_lit = -1, r, rc;

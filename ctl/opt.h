@@ -71,7 +71,7 @@ struct ctl_opt {
 	enum ctl_opt_values values;
 	/* CTL_OPT_CUSTOM: parse into the params struct; print into buf what
 	 * the row shows (an empty string: the default, left out). */
-	int (*parse)(const char *val, void *params, struct ctl_err *err);
+	int (*parse)(const char *val, void *params, struct ferry_err *err);
 	void (*print)(const void *params, char *buf, size_t len);
 };
 
@@ -93,7 +93,7 @@ struct ctl_syntax {
  * String fields point into argv. 0 or -errno with err filled.
  */
 int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
-		  void *params, struct ctl_err *err);
+		  void *params, struct ferry_err *err);
 
 /*
  * Appends params as words after the command name to buf (NUL-terminated):

@@ -16,7 +16,7 @@
 
 /* ---- errors ---- */
 
-int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
+int ctl_errf(struct ferry_err *err, int err_no, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -242,7 +242,7 @@ static bool is_group(const struct ctl_cmd *table, size_t n, const char *word)
 
 /* Runs one tokenized copy of a line; line is modified. */
 static int dispatch(const struct ctl_cmd *table, size_t n, void *ctx,
-		    char *line, json_t **data, struct ctl_err *err)
+		    char *line, json_t **data, struct ferry_err *err)
 {
 	char *argv[CTL_MAX_ARGS + 1];
 	const struct ctl_cmd *cmd;
@@ -303,7 +303,7 @@ static char *reply_ok(json_t *data)
 	return s;
 }
 
-static char *reply_error(int rc, struct ctl_err *err)
+static char *reply_error(int rc, struct ferry_err *err)
 {
 	json_t *reply;
 	char *s;
@@ -321,7 +321,7 @@ static char *reply_error(int rc, struct ctl_err *err)
 char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 		  const char *line, int *rc)
 {
-	struct ctl_err err;
+	struct ferry_err err;
 	json_t *data;
 	char *copy, *s;
 	int ret;
@@ -348,7 +348,7 @@ char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 }
 
 int ctl_execute_err(const struct ctl_cmd *table, size_t n, void *ctx,
-		    const char *line, struct ctl_err *why)
+		    const char *line, struct ferry_err *why)
 {
 	char *out;
 	int rc = 0;
@@ -439,7 +439,7 @@ static int help_list(const struct ctl_cmd *table, size_t n, int argc,
 }
 
 int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
-	     json_t **data, struct ctl_err *err)
+	     json_t **data, struct ferry_err *err)
 {
 	const struct ctl_cmd *cmd;
 	char joined[256];
@@ -474,9 +474,9 @@ int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
 /* ---- config files ---- */
 
 int ctl_run_file(const struct ctl_cmd *table, size_t n, void *ctx,
-		 const char *path, int *lineno, struct ctl_err *err)
+		 const char *path, int *lineno, struct ferry_err *err)
 {
-	struct ctl_err line_err;
+	struct ferry_err line_err;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -560,7 +560,7 @@ static int parse_u64_strict(const char *s, uint64_t *out)
 }
 
 int ctl_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-		  const char *what, struct ctl_err *err)
+		  const char *what, struct ferry_err *err)
 {
 	uint64_t v = 0;
 	int rc;
@@ -594,7 +594,7 @@ static int parse_id(const char **p, unsigned int *id)
 }
 
 int ctl_parse_list(const char *s, uint64_t *mask, const char *what,
-		   struct ctl_err *err)
+		   struct ferry_err *err)
 {
 	const char *p = s;
 	uint64_t m = 0;
@@ -649,7 +649,7 @@ static int hex_digit(char c)
 	return -1;
 }
 
-int ctl_parse_mac(const char *s, uint8_t mac[6], struct ctl_err *err)
+int ctl_parse_mac(const char *s, uint8_t mac[6], struct ferry_err *err)
 {
 	uint8_t m[6];
 	int i;
@@ -684,7 +684,7 @@ static void join_words(char *buf, size_t size, const char *const *words,
 }
 
 int ctl_parse_choice(const char *s, const char *const *choices, int *out,
-		     const char *what, struct ctl_err *err)
+		     const char *what, struct ferry_err *err)
 {
 	char expected[160];
 	int i;
@@ -701,7 +701,7 @@ int ctl_parse_choice(const char *s, const char *const *choices, int *out,
 }
 
 int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
-		 int *seen, struct ctl_err *err)
+		 int *seen, struct ferry_err *err)
 {
 	int local_seen[64];
 	size_t j;

@@ -18,16 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 #define CTL_MAX_LINE 4096 /* bytes in one command line, newline included */
 #define CTL_MAX_ARGS 64	  /* words in one command line */
 
-/* An error a handler reports: the errno it returns names the code. */
-struct ctl_err {
-	char msg[256];
-};
-
-/* Formats a message into err; returns -err_no so handlers can `return`. */
-int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
+/* Formats a message into err (struct ferry_err, ferry_err.h: the errno a
+ * handler returns names the code); returns -err_no so handlers can
+ * `return`. */
+int ctl_errf(struct ferry_err *err, int err_no, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
@@ -35,7 +34,7 @@ int ctl_errf(struct ctl_err *err, int err_no, const char *fmt, ...)
  * *data (NULL means JSON null), or -errno with err->msg filled.
  */
 typedef int (*ctl_fn)(void *ctx, int argc, char **argv, json_t **data,
-		      struct ctl_err *err);
+		      struct ferry_err *err);
 
 struct ctl_syntax;
 
@@ -78,11 +77,11 @@ char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
  * failure the reply's error message in why ("?" when there is none).
  */
 int ctl_execute_err(const struct ctl_cmd *table, size_t n, void *ctx,
-		    const char *line, struct ctl_err *why);
+		    const char *line, struct ferry_err *why);
 
 /* help / help CMD, generated from the table. */
 int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
-	     json_t **data, struct ctl_err *err);
+	     json_t **data, struct ferry_err *err);
 
 /*
  * Applies a file of command lines (one per line, '#' comments). Stops at
@@ -90,20 +89,20 @@ int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
  * with "line N: message". Returns 0 when every line succeeded.
  */
 int ctl_run_file(const struct ctl_cmd *table, size_t n, void *ctx,
-		 const char *path, int *lineno, struct ctl_err *err);
+		 const char *path, int *lineno, struct ferry_err *err);
 
 /* ---- argument parsers: 0 or -EINVAL/-ERANGE, err filled ---- */
 
 int ctl_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-		  const char *what, struct ctl_err *err);
+		  const char *what, struct ferry_err *err);
 /* "3", "0-3", "0,2-3": bit i set for CPU/queue i; ids must be < 64. */
 int ctl_parse_list(const char *s, uint64_t *mask, const char *what,
-		   struct ctl_err *err);
+		   struct ferry_err *err);
 /* "aa:bb:cc:dd:ee:ff" */
-int ctl_parse_mac(const char *s, uint8_t mac[6], struct ctl_err *err);
+int ctl_parse_mac(const char *s, uint8_t mac[6], struct ferry_err *err);
 /* Picks s out of a NULL-terminated word list; returns its index. */
 int ctl_parse_choice(const char *s, const char *const *choices, int *out,
-		     const char *what, struct ctl_err *err);
+		     const char *what, struct ferry_err *err);
 
 /*
  * Keyword arguments after the positional ones: "queues 0-3 mode copy".
@@ -113,10 +112,10 @@ int ctl_parse_choice(const char *s, const char *const *choices, int *out,
  */
 struct ctl_kw {
 	const char *key;
-	int (*parse)(const char *val, void *dst, struct ctl_err *err);
+	int (*parse)(const char *val, void *dst, struct ferry_err *err);
 	void *dst;
 };
 int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
-		 int *seen, struct ctl_err *err);
+		 int *seen, struct ferry_err *err);
 
 #endif /* FERRY_CTL_PROTO_H */

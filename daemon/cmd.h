@@ -58,7 +58,7 @@ extern const struct cmd_module cmd_capture_module;
 
 /* Parses argv with the rows of the command being run. */
 static inline int cmd_parse(const struct ctl_syntax *s, int argc, char **argv,
-			    void *params, struct ctl_err *err)
+			    void *params, struct ferry_err *err)
 {
 	return ctl_opt_parse(s, argc, argv, params, err);
 }

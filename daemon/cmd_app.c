@@ -77,7 +77,7 @@ static const struct ctl_syntax drop_syntax = {CTL_OPTS(port_row),
 					      .command = "drop"};
 
 static int set_app(void *ctx, const struct ctl_syntax *s, enum ferry_app app,
-		   int argc, char **argv, struct ctl_err *err)
+		   int argc, char **argv, struct ferry_err *err)
 {
 	struct app_params p;
 	int rc = cmd_parse(s, argc, argv, &p, err);
@@ -88,7 +88,7 @@ static int set_app(void *ctx, const struct ctl_syntax *s, enum ferry_app app,
 }
 
 static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	struct app_params p;
 	int rc = cmd_parse(&xconnect_add_syntax, argc, argv, &p, err);
@@ -100,7 +100,7 @@ static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	struct app_params p;
 	int rc = cmd_parse(&xconnect_del_syntax, argc, argv, &p, err);
@@ -111,20 +111,20 @@ static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_reflect(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	return set_app(ctx, &reflect_syntax, FERRY_APP_REFLECT, argc, argv,
 		       err);
 }
 
 static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	return set_app(ctx, &drop_syntax, FERRY_APP_DROP, argc, argv, err);
 }
 
 static int cmd_route(void *ctx, int argc, char **argv, json_t **data,
-		     struct ctl_err *err)
+		     struct ferry_err *err)
 {
 	int rc = set_app(ctx, &route_syntax, FERRY_APP_ROUTE, argc, argv, err);
 

@@ -103,7 +103,7 @@ static const struct ctl_syntax stop_syntax = {
 };
 
 static int cmd_capture_start(void *ctx, int argc, char **argv, json_t **data,
-			     struct ctl_err *err)
+			     struct ferry_err *err)
 {
 	struct cap_params p;
 	struct ferry_cap_req r = {.fd = -1};
@@ -132,7 +132,7 @@ static int cmd_capture_start(void *ctx, int argc, char **argv, json_t **data,
  * by its first byte); the capture ends when the client goes away.
  */
 static int cmd_capture_stream(void *ctx, int argc, char **argv, json_t **data,
-			      struct ctl_err *err)
+			      struct ferry_err *err)
 {
 	struct cap_params p;
 	struct ferry_cap_req r = {0};
@@ -162,7 +162,7 @@ static int cmd_capture_stream(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_capture_stop(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	struct cap_params p;
 	int rc = cmd_parse(&stop_syntax, argc, argv, &p, err);
@@ -175,7 +175,7 @@ static int cmd_capture_stop(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_capture_show(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	(void)argv;
 	if (argc)

@@ -15,7 +15,7 @@
 #include "privs.h"
 
 static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
-			   struct ctl_err *err)
+			   struct ferry_err *err)
 {
 	char *text;
 
@@ -49,7 +49,7 @@ static const struct ctl_syntax save_syntax = {
 };
 
 static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	struct save_params p;
 	char tmp[4096];

@@ -77,7 +77,7 @@ static const struct ctl_syntax gen_stop_syntax = {
 	.command = "gen stop"};
 
 static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct gen_cmd_params p;
 	int rc = cmd_parse(&gen_start_syntax, argc, argv, &p, err);
@@ -88,7 +88,7 @@ static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_gen_stop(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct gen_cmd_params p;
 	int rc = cmd_parse(&gen_stop_syntax, argc, argv, &p, err);

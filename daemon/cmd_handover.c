@@ -44,7 +44,7 @@ static const struct ctl_syntax handover_syntax = {
  * flows, and a sockmap attachment, belong to this process. Refused before
  * anything changes, so the old ferryd carries on.
  */
-static int refuse_sockets(struct ferryd_ctx *ctx, struct ctl_err *err)
+static int refuse_sockets(struct ferryd_ctx *ctx, struct ferry_err *err)
 {
 	struct ferry_sockmap_params smp;
 	int proxies = ctx->proxy ? ferry_proxy_count(ctx->proxy) : 0;
@@ -60,7 +60,7 @@ static int refuse_sockets(struct ferryd_ctx *ctx, struct ctl_err *err)
 }
 
 /* {"pid","config"}: the successor replays the configuration. */
-static int begin(struct ferryd_ctx *ctx, json_t **data, struct ctl_err *err)
+static int begin(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 {
 	char *text;
 	int rc = refuse_sockets(ctx, err);
@@ -82,7 +82,7 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, struct ctl_err *err)
 }
 
 static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct handover_params p;
 	uint64_t dropped = 0;

@@ -12,7 +12,7 @@
 #include "ferry.h"
 
 static int cmd_host_check(void *ctx, int argc, char **argv, json_t **data,
-			  struct ctl_err *err)
+			  struct ferry_err *err)
 {
 	uint64_t cpus = ferry_worker_cpus(CMD_F(ctx));
 

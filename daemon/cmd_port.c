@@ -13,7 +13,7 @@
 #include "ferry_abi.h"
 
 /* "N": the first N queues; "A-B": queues A to B. */
-static int parse_queues(const char *val, void *params, struct ctl_err *err)
+static int parse_queues(const char *val, void *params, struct ferry_err *err)
 {
 	struct ferry_port_params *pp = params;
 	const char *dash = strchr(val, '-');
@@ -146,7 +146,7 @@ static const struct ctl_syntax port_show_syntax = {
 };
 
 static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct ferry_port_params pp;
 	int rc = cmd_parse(&port_add_syntax, argc, argv, &pp, err);
@@ -162,7 +162,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_port_del(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct port_name_params p;
 	int rc = cmd_parse(&port_del_syntax, argc, argv, &p, err);
@@ -173,7 +173,7 @@ static int cmd_port_del(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_port_show(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct port_name_params p;
 	int rc = cmd_parse(&port_show_syntax, argc, argv, &p, err);

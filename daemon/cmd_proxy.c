@@ -12,14 +12,14 @@
 
 #define PX(c) (CMD_CTX(c)->proxy)
 
-static int parse_listen(const char *val, void *params, struct ctl_err *err)
+static int parse_listen(const char *val, void *params, struct ferry_err *err)
 {
 	return ferry_proxy_addr_parse(
 		val, &((struct ferry_proxy_params *)params)->listen, err->msg,
 		sizeof(err->msg));
 }
 
-static int parse_backend(const char *val, void *params, struct ctl_err *err)
+static int parse_backend(const char *val, void *params, struct ferry_err *err)
 {
 	return ferry_proxy_addr_parse(
 		val, &((struct ferry_proxy_params *)params)->backend, err->msg,
@@ -104,7 +104,7 @@ static const struct ctl_syntax proxy_show_syntax = {
 	.command = "proxy show"};
 
 static int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct ferry_proxy_params pp;
 	int rc = cmd_parse(&proxy_add_syntax, argc, argv, &pp, err);
@@ -121,7 +121,7 @@ static int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct proxy_name_params p;
 	int rc = cmd_parse(&proxy_del_syntax, argc, argv, &p, err);
@@ -134,7 +134,7 @@ static int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
-			  struct ctl_err *err)
+			  struct ferry_err *err)
 {
 	struct proxy_name_params p;
 	int rc = cmd_parse(&proxy_show_syntax, argc, argv, &p, err);

@@ -51,7 +51,7 @@ void ferryd_route_watch(struct ferryd_ctx *ctx)
 }
 
 static int cmd_fib_show(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct fib_show_params p;
 	int rc = cmd_parse(&fib_show_syntax, argc, argv, &p, err);
@@ -64,7 +64,7 @@ static int cmd_fib_show(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_neigh_show(void *ctx, int argc, char **argv, json_t **data,
-			  struct ctl_err *err)
+			  struct ferry_err *err)
 {
 	struct fib_show_params p;
 	int rc = cmd_parse(&neigh_show_syntax, argc, argv, &p, err);

@@ -14,7 +14,7 @@
 
 #define SM(c) (CMD_CTX(c)->sm)
 
-static int parse_ports(const char *val, void *params, struct ctl_err *err)
+static int parse_ports(const char *val, void *params, struct ferry_err *err)
 {
 	struct ferry_sockmap_params *p = params;
 
@@ -72,7 +72,7 @@ static const struct ctl_syntax attach_syntax = {
 };
 
 static int cmd_sockmap_attach(void *ctx, int argc, char **argv, json_t **data,
-			      struct ctl_err *err)
+			      struct ferry_err *err)
 {
 	struct ferry_sockmap_params p;
 	int rc = cmd_parse(&attach_syntax, argc, argv, &p, err);
@@ -87,7 +87,7 @@ static int cmd_sockmap_attach(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_sockmap_detach(void *ctx, int argc, char **argv, json_t **data,
-			      struct ctl_err *err)
+			      struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: sockmap detach");
@@ -95,7 +95,7 @@ static int cmd_sockmap_detach(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_sockmap_show(void *ctx, int argc, char **argv, json_t **data,
-			    struct ctl_err *err)
+			    struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: sockmap show");

@@ -34,7 +34,7 @@ static const struct ctl_syntax stats_syntax = {
 };
 
 static int cmd_stats(void *ctx, int argc, char **argv, json_t **data,
-		     struct ctl_err *err)
+		     struct ferry_err *err)
 {
 	struct stats_params p;
 	int rc = cmd_parse(&stats_syntax, argc, argv, &p, err);
@@ -51,7 +51,7 @@ static int cmd_stats(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_stats_reset(void *ctx, int argc, char **argv, json_t **data,
-			   struct ctl_err *err)
+			   struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: stats reset");
@@ -60,7 +60,7 @@ static int cmd_stats_reset(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	char *text;
 

@@ -16,7 +16,7 @@
 #include "steer.h"
 
 /* "192.0.2.0/24", "2001:db8::/32"; no length: a host. */
-static int parse_dst(const char *val, void *params, struct ctl_err *err)
+static int parse_dst(const char *val, void *params, struct ferry_err *err)
 {
 	struct ferry_rule *m = &((struct ferry_steer_params *)params)->match;
 	const char *slash = strchr(val, '/');
@@ -57,7 +57,7 @@ static void print_dst(const void *params, char *buf, size_t len)
 		&((const struct ferry_steer_params *)params)->match, buf, len);
 }
 
-static int parse_dport(const char *val, void *params, struct ctl_err *err)
+static int parse_dport(const char *val, void *params, struct ferry_err *err)
 {
 	struct ferry_rule *m = &((struct ferry_steer_params *)params)->match;
 	const char *dash = strchr(val, '-');
@@ -167,7 +167,7 @@ static const struct ctl_syntax steer_show_syntax = {
 	.command = "steer show"};
 
 static int cmd_steer_add(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct ferry_steer_params sp;
 	int rc = cmd_parse(&steer_add_syntax, argc, argv, &sp, err);
@@ -183,7 +183,7 @@ static int cmd_steer_add(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_steer_del(void *ctx, int argc, char **argv, json_t **data,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	struct steer_name_params p;
 	int rc = cmd_parse(&steer_del_syntax, argc, argv, &p, err);
@@ -194,7 +194,7 @@ static int cmd_steer_del(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
-			  struct ctl_err *err)
+			  struct ferry_err *err)
 {
 	struct steer_name_params p;
 	int rc = cmd_parse(&steer_show_syntax, argc, argv, &p, err);

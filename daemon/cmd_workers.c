@@ -46,13 +46,13 @@ static const struct ctl_syntax workers_syntax = {
  * back after the workers under them changed.
  */
 static int replay_config(struct ferryd_ctx *ctx, char *text,
-			 struct ctl_err *err)
+			 struct ferry_err *err)
 {
 	char *line, *save = NULL;
 
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		struct ctl_err why;
+		struct ferry_err why;
 		int rc;
 
 		if (line[0] == '#')
@@ -69,7 +69,7 @@ static int replay_config(struct ferryd_ctx *ctx, char *text,
 }
 
 static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	struct workers_params p;
 	char *saved = NULL;
@@ -111,7 +111,7 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 	/* Even when the new workers failed, bring the ports back (on a
 	 * default worker) rather than leave the host without them. */
 	if (saved) {
-		struct ctl_err rerr = {{0}};
+		struct ferry_err rerr = {{0}};
 		int rrc = replay_config(CMD_CTX(ctx), saved, &rerr);
 
 		if (!rc && rrc) {
@@ -127,7 +127,7 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_worker_show(void *ctx, int argc, char **argv, json_t **data,
-			   struct ctl_err *err)
+			   struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: worker show");

@@ -71,7 +71,7 @@ void cmd_buf_line(struct cmd_buf *b, const char *name,
 /* ----------------------------------------------------------- basics */
 
 static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: version");
@@ -81,14 +81,14 @@ static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_help(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	return ctl_help(CMD_CTX(ctx)->cmds, CMD_CTX(ctx)->n_cmds, argc, argv,
 			data, err);
 }
 
 static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: shutdown");
@@ -107,7 +107,7 @@ static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
  * the rows'.
  */
 static int cmd_complete(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	const struct ferryd_ctx *c = CMD_CTX(ctx);
 	enum ctl_opt_values values = CTL_VAL_NONE;

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 	struct ferryd_ctx *ctx = &d.ctx;
 	char msg[256];
 	struct sigwaiter sw;
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	struct ctl_server_params sp;
 	bool foreground = false, takeover = false;
 	pthread_t sig_thread;

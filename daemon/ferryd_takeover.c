@@ -144,7 +144,7 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 	ferry_takeover_start(ctx->f, t->old_pid, release, t);
 	for (line = strtok_r(text, "\n", &save); line && !rc;
 	     line = strtok_r(NULL, "\n", &save)) {
-		struct ctl_err why;
+		struct ferry_err why;
 
 		rc = ctl_execute_err(ctx->cmds, ctx->n_cmds, ctx, line, &why);
 		if (rc)

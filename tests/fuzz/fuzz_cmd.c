@@ -53,44 +53,44 @@ static const char *const fz_modes[] = {"auto", "zc", "copy", NULL};
 static const char *const fz_xdp[] = {"native", "generic", NULL};
 static const char *const fz_idle[] = {"busy", "poll", NULL};
 
-static int kw_dev(const char *val, void *dst, struct ctl_err *err)
+static int kw_dev(const char *val, void *dst, struct ferry_err *err)
 {
 	((struct fz_port *)dst)->dev = val;
 	return 0;
 }
 
-static int kw_queues(const char *val, void *dst, struct ctl_err *err)
+static int kw_queues(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_list(val, &((struct fz_port *)dst)->queues, "queues",
 			      err);
 }
 
-static int kw_mode(const char *val, void *dst, struct ctl_err *err)
+static int kw_mode(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_choice(val, fz_modes, &((struct fz_port *)dst)->mode,
 				"mode", err);
 }
 
-static int kw_xdp(const char *val, void *dst, struct ctl_err *err)
+static int kw_xdp(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_choice(val, fz_xdp, &((struct fz_port *)dst)->xdp,
 				"xdp", err);
 }
 
-static int kw_count(const char *val, void *dst, struct ctl_err *err)
+static int kw_count(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_u64(val, 1, UINT64_MAX / 2,
 			     &((struct fz_port *)dst)->count, "count", err);
 }
 
-static int kw_mac(const char *val, void *dst, struct ctl_err *err)
+static int kw_mac(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_mac(val, ((struct fz_port *)dst)->mac, err);
 }
 
 /* "port add NAME dev IF [queues L] [mode M] [xdp X] [count N] [dst-mac A]" */
 static int fz_port_add(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	struct fz_port p = {0};
 	const struct ctl_kw kw[] = {
@@ -118,7 +118,7 @@ static int fz_port_add(void *ctx, int argc, char **argv, json_t **data,
 
 /* "workers LIST [idle busy|poll]" */
 static int fz_workers(void *ctx, int argc, char **argv, json_t **data,
-		      struct ctl_err *err)
+		      struct ferry_err *err)
 {
 	uint64_t mask;
 	int idle = 0, rc;
@@ -136,7 +136,7 @@ static int fz_workers(void *ctx, int argc, char **argv, json_t **data,
 
 /* Every word back, as an array: strings jansson may refuse. */
 static int fz_echo(void *ctx, int argc, char **argv, json_t **data,
-		   struct ctl_err *err)
+		   struct ferry_err *err)
 {
 	json_t *arr = json_array();
 	int i;
@@ -149,7 +149,7 @@ static int fz_echo(void *ctx, int argc, char **argv, json_t **data,
 
 /* Fails without a message, so dispatch() fills one from strerror(). */
 static int fz_fail(void *ctx, int argc, char **argv, json_t **data,
-		   struct ctl_err *err)
+		   struct ferry_err *err)
 {
 	*data = json_string("dropped on failure");
 	return argc ? -ENOENT : -EPERM;
@@ -157,7 +157,7 @@ static int fz_fail(void *ctx, int argc, char **argv, json_t **data,
 
 /* A handler that forgot the sign of its errno. */
 static int fz_positive(void *ctx, int argc, char **argv, json_t **data,
-		       struct ctl_err *err)
+		       struct ferry_err *err)
 {
 	return EINVAL;
 }
@@ -169,7 +169,7 @@ struct fz_ctx {
 };
 
 static int fz_help(void *ctx, int argc, char **argv, json_t **data,
-		   struct ctl_err *err)
+		   struct ferry_err *err)
 {
 	const struct fz_ctx *c = ctx;
 
@@ -195,7 +195,7 @@ static const struct fz_ctx fz_ctx = {
 
 /* ---- checks ---- */
 
-static void check_err_msg(const struct ctl_err *err)
+static void check_err_msg(const struct ferry_err *err)
 {
 	FUZZ_CHECK(memchr(err->msg, '\0', sizeof(err->msg)) != NULL,
 		   "unterminated error message");
@@ -265,7 +265,7 @@ static void check_tokenize(const char *line, size_t len)
 /* Every parser on one word. */
 static void check_parsers(const char *s, uint64_t lo, uint64_t hi)
 {
-	struct ctl_err err;
+	struct ferry_err err;
 	uint64_t v, mask;
 	uint8_t mac[6];
 	char back[18];
@@ -361,7 +361,7 @@ static void check_opts(const char *line)
 	char *copy = strdup(line), *argv[CTL_MAX_ARGS + 1];
 	char out[CTL_MAX_LINE], out2[CTL_MAX_LINE], again[CTL_MAX_LINE];
 	struct fz_opts a, b;
-	struct ctl_err err;
+	struct ferry_err err;
 	int argc, rc;
 
 	if (!copy)

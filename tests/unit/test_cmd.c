@@ -27,7 +27,7 @@ struct fake {
 };
 
 static int cmd_port(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	struct fake *f = ctx;
 
@@ -40,7 +40,7 @@ static int cmd_port(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
-			struct ctl_err *err)
+			struct ferry_err *err)
 {
 	struct fake *f = ctx;
 
@@ -53,7 +53,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_fail(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	(void)ctx;
 	(void)argc;
@@ -64,7 +64,7 @@ static int cmd_fail(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_silent(void *ctx, int argc, char **argv, json_t **data,
-		      struct ctl_err *err)
+		      struct ferry_err *err)
 {
 	(void)ctx;
 	(void)argc;
@@ -75,7 +75,7 @@ static int cmd_silent(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_help(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	struct fake *f = ctx;
 
@@ -309,7 +309,7 @@ static void test_execute_handler_error(void **state)
 static void test_execute_err(void **state)
 {
 	struct fake f = fake_new();
-	struct ctl_err why;
+	struct ferry_err why;
 
 	(void)state;
 	assert_int_equal(ctl_execute_err(fake_table, FAKE_N, &f, "fail", &why),
@@ -411,7 +411,7 @@ static void test_help_one(void **state)
 
 static void test_parse_u64(void **state)
 {
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	uint64_t v = 0;
 
 	(void)state;
@@ -454,7 +454,7 @@ static void test_parse_list_good(void **state)
 		{"5,1", 0x22},	      {"2-2", 0x4}, {"63", UINT64_C(1) << 63},
 		{"0-63", UINT64_MAX},
 	};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	size_t i;
 
 	(void)state;
@@ -482,7 +482,7 @@ static void test_parse_list_bad(void **state)
 		{"1-2-3", -EINVAL}, {"3-1", -EINVAL},  {" 1", -EINVAL},
 		{"64", -ERANGE},    {"0-64", -ERANGE}, {"99999999999", -ERANGE},
 	};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	size_t i;
 
 	(void)state;
@@ -513,7 +513,7 @@ static void test_parse_mac(void **state)
 		"gg:bb:cc:dd:ee:ff",
 		"aa:bb:cc:dd:ee:fff",
 	};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	uint8_t mac[6] = {0};
 	const uint8_t want[6] = {0x02, 0xab, 0xCD, 0x00, 0x10, 0xff};
 	size_t i;
@@ -532,7 +532,7 @@ static void test_parse_mac(void **state)
 static void test_parse_choice(void **state)
 {
 	static const char *const modes[] = {"auto", "zc", "copy", NULL};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	int idx = -1;
 
 	(void)state;
@@ -555,12 +555,12 @@ struct port_opts {
 	int mode;
 };
 
-static int kw_queues(const char *val, void *dst, struct ctl_err *err)
+static int kw_queues(const char *val, void *dst, struct ferry_err *err)
 {
 	return ctl_parse_list(val, dst, "queues", err);
 }
 
-static int kw_mode(const char *val, void *dst, struct ctl_err *err)
+static int kw_mode(const char *val, void *dst, struct ferry_err *err)
 {
 	static const char *const modes[] = {"auto", "zc", "copy", NULL};
 
@@ -568,7 +568,7 @@ static int kw_mode(const char *val, void *dst, struct ctl_err *err)
 }
 
 static int parse_port_opts(const char *line, struct port_opts *o, int *seen,
-			   struct ctl_err *err)
+			   struct ferry_err *err)
 {
 	const struct ctl_kw spec[] = {
 		{.key = "queues", .parse = kw_queues, .dst = &o->queues},
@@ -586,7 +586,7 @@ static int parse_port_opts(const char *line, struct port_opts *o, int *seen,
 static void test_parse_kw_good(void **state)
 {
 	struct port_opts o = {0};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	int seen[2] = {-1, -1};
 
 	(void)state;
@@ -609,7 +609,7 @@ static void test_parse_kw_good(void **state)
 static void test_parse_kw_errors(void **state)
 {
 	struct port_opts o = {0};
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	int seen[2];
 
 	(void)state;
@@ -655,7 +655,7 @@ static char *write_temp(const char *text)
 static void test_run_file_error_line(void **state)
 {
 	struct fake f = fake_new();
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	char *path;
 	int lineno = 0;
 
@@ -677,7 +677,7 @@ static void test_run_file_error_line(void **state)
 static void test_run_file_ok(void **state)
 {
 	struct fake f = fake_new();
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	char *path;
 	int lineno = -1;
 
@@ -695,7 +695,7 @@ static void test_run_file_ok(void **state)
 static void test_run_file_long_line(void **state)
 {
 	struct fake f = fake_new();
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	char *text, *path;
 	int lineno = 0;
 

@@ -164,7 +164,7 @@ static void round_trip(const struct ctl_cmd *c, struct line *l, char *out,
 	unsigned char p1[1024], p2[1024];
 	char again[CTL_MAX_LINE], *argv[MAXW];
 	char second[CTL_MAX_LINE];
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	int argc, nw, rc;
 
 	assert_true(s->size <= sizeof(p1));
@@ -293,7 +293,7 @@ static int parse_line(const char *name, const char *line, char *msg, size_t len)
 	const struct ctl_cmd *c = find_cmd(name);
 	unsigned char p[1024];
 	char buf[CTL_MAX_LINE], *argv[MAXW];
-	struct ctl_err err = {{0}};
+	struct ferry_err err = {{0}};
 	int argc, rc;
 
 	assert_non_null(c);

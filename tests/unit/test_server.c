@@ -35,7 +35,7 @@ struct fixture {
 /* ---- the table ---- */
 
 static int cmd_echo(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	char buf[CTL_MAX_LINE] = "";
 	size_t len = 0;
@@ -51,7 +51,7 @@ static int cmd_echo(void *ctx, int argc, char **argv, json_t **data,
 }
 
 static int cmd_stop(void *ctx, int argc, char **argv, json_t **data,
-		    struct ctl_err *err)
+		    struct ferry_err *err)
 {
 	struct fixture *fx = ctx;
 
