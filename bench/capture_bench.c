@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	uint32_t size = 64;
 	struct prod *pr;
 	enum mode m = M_OFF;
-	char msg[256];
+	struct ferry_err msg;
 	int opt, rc = 0;
 
 	while ((opt = getopt(argc, argv, "n:m:p:s:w:")) != -1) {
@@ -213,9 +213,9 @@ int main(int argc, char **argv)
 			.fd = -1,
 			.manual = producers == 0,
 		};
-		c = ferry_capture_create(&cp, msg, sizeof(msg));
+		c = ferry_capture_create(&cp, &msg);
 		if (!c) {
-			fprintf(stderr, "capture_bench: %s\n", msg);
+			fprintf(stderr, "capture_bench: %s\n", msg.msg);
 			return 1;
 		}
 		for (i = 0; i < n_rings; i++)

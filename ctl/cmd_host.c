@@ -39,6 +39,6 @@ int ctl_host_check(int argc, char **argv, uint64_t dflt_cpus,
 		hp.cpus = cpus;
 		hp.cpus_from = "given";
 	}
-	*data = ferry_host_check(&hp, &rc, err->msg, sizeof(err->msg));
+	*data = ferry_host_check(&hp, &rc, err);
 	return *data ? 0 : rc;
 }

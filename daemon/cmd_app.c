@@ -82,9 +82,7 @@ static int set_app(void *ctx, const struct ctl_syntax *s, enum ferry_app app,
 	struct app_params p;
 	int rc = cmd_parse(s, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_app_set(CMD_F(ctx), p.port, app, p.peer, err->msg,
-				  sizeof(err->msg));
+	return rc ? rc : ferry_app_set(CMD_F(ctx), p.port, app, p.peer, err);
 }
 
 static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
@@ -95,8 +93,7 @@ static int cmd_xconnect_add(void *ctx, int argc, char **argv, json_t **data,
 
 	return rc ? rc
 		  : ferry_xconnect_add(CMD_F(ctx), p.port, p.peer,
-				       (enum ferry_path)p.path, err->msg,
-				       sizeof(err->msg));
+				       (enum ferry_path)p.path, err);
 }
 
 static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
@@ -105,9 +102,7 @@ static int cmd_xconnect_del(void *ctx, int argc, char **argv, json_t **data,
 	struct app_params p;
 	int rc = cmd_parse(&xconnect_del_syntax, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_xconnect_del(CMD_F(ctx), p.port, err->msg,
-				       sizeof(err->msg));
+	return rc ? rc : ferry_xconnect_del(CMD_F(ctx), p.port, err);
 }
 
 static int cmd_reflect(void *ctx, int argc, char **argv, json_t **data,

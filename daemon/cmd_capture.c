@@ -119,7 +119,7 @@ static int cmd_capture_start(void *ctx, int argc, char **argv, json_t **data,
 	r.count = p.count;
 	r.rate_pps = p.rate;
 	r.path = p.file;
-	rc = ferry_capture_start(CMD_F(ctx), &r, err->msg, sizeof(err->msg));
+	rc = ferry_capture_start(CMD_F(ctx), &r, err);
 	if (rc)
 		return rc;
 	*data = ferry_capture_show(CMD_F(ctx));
@@ -158,7 +158,7 @@ static int cmd_capture_stream(void *ctx, int argc, char **argv, json_t **data,
 	r.rate_pps = p.rate;
 	r.fd = fd;
 	r.own_fd = true;
-	return ferry_capture_start(CMD_F(ctx), &r, err->msg, sizeof(err->msg));
+	return ferry_capture_start(CMD_F(ctx), &r, err);
 }
 
 static int cmd_capture_stop(void *ctx, int argc, char **argv, json_t **data,
@@ -170,8 +170,7 @@ static int cmd_capture_stop(void *ctx, int argc, char **argv, json_t **data,
 	(void)data;
 	if (rc)
 		return rc;
-	return ferry_capture_stop_name(CMD_F(ctx), p.name, err->msg,
-				       sizeof(err->msg));
+	return ferry_capture_stop_name(CMD_F(ctx), p.name, err);
 }
 
 static int cmd_capture_show(void *ctx, int argc, char **argv, json_t **data,

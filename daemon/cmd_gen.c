@@ -82,9 +82,7 @@ static int cmd_gen_start(void *ctx, int argc, char **argv, json_t **data,
 	struct gen_cmd_params p;
 	int rc = cmd_parse(&gen_start_syntax, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_gen_begin(CMD_F(ctx), p.port, &p.gp, err->msg,
-				    sizeof(err->msg));
+	return rc ? rc : ferry_gen_begin(CMD_F(ctx), p.port, &p.gp, err);
 }
 
 static int cmd_gen_stop(void *ctx, int argc, char **argv, json_t **data,
@@ -93,9 +91,7 @@ static int cmd_gen_stop(void *ctx, int argc, char **argv, json_t **data,
 	struct gen_cmd_params p;
 	int rc = cmd_parse(&gen_stop_syntax, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_gen_end(CMD_F(ctx), p.port, err->msg,
-				  sizeof(err->msg));
+	return rc ? rc : ferry_gen_end(CMD_F(ctx), p.port, err);
 }
 
 /* Generators are not part of the running configuration: no config. */

@@ -66,8 +66,7 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 	int rc = refuse_sockets(ctx, err);
 
 	if (!rc)
-		rc = ferry_handover_begin(ctx->f, data, err->msg,
-					  sizeof(err->msg));
+		rc = ferry_handover_begin(ctx->f, data, err);
 	if (rc)
 		return rc;
 	text = ferryd_config_text(ctx, NULL);
@@ -94,19 +93,16 @@ static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 	case BEGIN:
 		return begin(CMD_CTX(ctx), data, err);
 	case RELEASE:
-		rc = ferry_handover_release(CMD_F(ctx), &dropped, err->msg,
-					    sizeof(err->msg));
+		rc = ferry_handover_release(CMD_F(ctx), &dropped, err);
 		if (!rc)
 			*data = json_pack("{s:I}", "dropped",
 					  (json_int_t)dropped);
 		return rc;
 	case ABORT:
-		rc = ferry_handover_resume(CMD_F(ctx), err->msg,
-					   sizeof(err->msg));
+		rc = ferry_handover_resume(CMD_F(ctx), err);
 		break;
 	default:
-		rc = ferry_handover_commit(CMD_F(ctx), err->msg,
-					   sizeof(err->msg));
+		rc = ferry_handover_commit(CMD_F(ctx), err);
 		if (!rc) {
 			CMD_CTX(ctx)->stop = 1;
 			if (CMD_CTX(ctx)->srv)

@@ -153,11 +153,10 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	rc = ferry_port_add(CMD_F(ctx), &pp, err->msg, sizeof(err->msg));
+	rc = ferry_port_add(CMD_F(ctx), &pp, err);
 	if (rc)
 		return rc;
-	*data = ferry_port_show(CMD_F(ctx), pp.name, err->msg,
-				sizeof(err->msg));
+	*data = ferry_port_show(CMD_F(ctx), pp.name, err);
 	return 0;
 }
 
@@ -167,9 +166,7 @@ static int cmd_port_del(void *ctx, int argc, char **argv, json_t **data,
 	struct port_name_params p;
 	int rc = cmd_parse(&port_del_syntax, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_port_del(CMD_F(ctx), p.name, err->msg,
-				   sizeof(err->msg));
+	return rc ? rc : ferry_port_del(CMD_F(ctx), p.name, err);
 }
 
 static int cmd_port_show(void *ctx, int argc, char **argv, json_t **data,
@@ -180,7 +177,7 @@ static int cmd_port_show(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	*data = ferry_port_show(CMD_F(ctx), p.name, err->msg, sizeof(err->msg));
+	*data = ferry_port_show(CMD_F(ctx), p.name, err);
 	return *data ? 0 : -ENOENT;
 }
 

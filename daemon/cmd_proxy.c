@@ -15,15 +15,13 @@
 static int parse_listen(const char *val, void *params, struct ferry_err *err)
 {
 	return ferry_proxy_addr_parse(
-		val, &((struct ferry_proxy_params *)params)->listen, err->msg,
-		sizeof(err->msg));
+		val, &((struct ferry_proxy_params *)params)->listen, err);
 }
 
 static int parse_backend(const char *val, void *params, struct ferry_err *err)
 {
 	return ferry_proxy_addr_parse(
-		val, &((struct ferry_proxy_params *)params)->backend, err->msg,
-		sizeof(err->msg));
+		val, &((struct ferry_proxy_params *)params)->backend, err);
 }
 
 static void print_listen(const void *params, char *buf, size_t len)
@@ -113,10 +111,10 @@ static int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
-	rc = ferry_proxy_add(PX(ctx), &pp, err->msg, sizeof(err->msg));
+	rc = ferry_proxy_add(PX(ctx), &pp, err);
 	if (rc)
 		return rc;
-	*data = ferry_proxy_show(PX(ctx), pp.name, err->msg, sizeof(err->msg));
+	*data = ferry_proxy_show(PX(ctx), pp.name, err);
 	return 0;
 }
 
@@ -130,7 +128,7 @@ static int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
-	return ferry_proxy_del(PX(ctx), p.name, err->msg, sizeof(err->msg));
+	return ferry_proxy_del(PX(ctx), p.name, err);
 }
 
 static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
@@ -143,7 +141,7 @@ static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	if (!PX(ctx))
 		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
-	*data = ferry_proxy_show(PX(ctx), p.name, err->msg, sizeof(err->msg));
+	*data = ferry_proxy_show(PX(ctx), p.name, err);
 	return *data ? 0 : -ENOENT;
 }
 

@@ -58,8 +58,7 @@ static int cmd_fib_show(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	*data = ferry_fib_show(CMD_F(ctx), p.prefix, err->msg,
-			       sizeof(err->msg));
+	*data = ferry_fib_show(CMD_F(ctx), p.prefix, err);
 	return *data ? 0 : -EINVAL;
 }
 

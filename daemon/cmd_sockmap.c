@@ -18,8 +18,7 @@ static int parse_ports(const char *val, void *params, struct ferry_err *err)
 {
 	struct ferry_sockmap_params *p = params;
 
-	return ferry_sockmap_parse_ports(val, p->ranges, &p->n_ranges, err->msg,
-					 sizeof(err->msg));
+	return ferry_sockmap_parse_ports(val, p->ranges, &p->n_ranges, err);
 }
 
 static void print_ports(const void *params, char *buf, size_t len)
@@ -79,7 +78,7 @@ static int cmd_sockmap_attach(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	rc = ferry_sockmap_attach(SM(ctx), &p, err->msg, sizeof(err->msg));
+	rc = ferry_sockmap_attach(SM(ctx), &p, err);
 	if (rc)
 		return rc;
 	*data = ferry_sockmap_show(SM(ctx));
@@ -91,7 +90,7 @@ static int cmd_sockmap_detach(void *ctx, int argc, char **argv, json_t **data,
 {
 	if (argc)
 		return ctl_errf(err, EINVAL, "usage: sockmap detach");
-	return ferry_sockmap_detach(SM(ctx), data, err->msg, sizeof(err->msg));
+	return ferry_sockmap_detach(SM(ctx), data, err);
 }
 
 static int cmd_sockmap_show(void *ctx, int argc, char **argv, json_t **data,

@@ -45,8 +45,7 @@ static int cmd_stats(void *ctx, int argc, char **argv, json_t **data,
 		return ctl_errf(err, EINVAL,
 				"stats: 'port' or 'worker', not both");
 	*data = ferry_stats(CMD_F(ctx), p.port,
-			    p.worker_given ? (int)p.worker : -1, err->msg,
-			    sizeof(err->msg));
+			    p.worker_given ? (int)p.worker : -1, err);
 	return *data ? 0 : -ENOENT;
 }
 

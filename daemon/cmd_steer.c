@@ -174,11 +174,10 @@ static int cmd_steer_add(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	rc = ferry_steer_add(CMD_F(ctx), &sp, err->msg, sizeof(err->msg));
+	rc = ferry_steer_add(CMD_F(ctx), &sp, err);
 	if (rc)
 		return rc;
-	*data = ferry_steer_show(CMD_F(ctx), sp.name, err->msg,
-				 sizeof(err->msg));
+	*data = ferry_steer_show(CMD_F(ctx), sp.name, err);
 	return 0;
 }
 
@@ -188,9 +187,7 @@ static int cmd_steer_del(void *ctx, int argc, char **argv, json_t **data,
 	struct steer_name_params p;
 	int rc = cmd_parse(&steer_del_syntax, argc, argv, &p, err);
 
-	return rc ? rc
-		  : ferry_steer_del(CMD_F(ctx), p.name, err->msg,
-				    sizeof(err->msg));
+	return rc ? rc : ferry_steer_del(CMD_F(ctx), p.name, err);
 }
 
 static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
@@ -201,8 +198,7 @@ static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	*data = ferry_steer_show(CMD_F(ctx), p.name, err->msg,
-				 sizeof(err->msg));
+	*data = ferry_steer_show(CMD_F(ctx), p.name, err);
 	return *data ? 0 : -ENOENT;
 }
 

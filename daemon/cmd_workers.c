@@ -85,7 +85,7 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 		return ctl_errf(err, EINVAL,
 				"workers: a CPULIST comes before idle");
 	if (!rc)
-		rc = ferry_cpus_check(p.cpus, err->msg, sizeof(err->msg));
+		rc = ferry_cpus_check(p.cpus, err);
 	if (rc)
 		return rc;
 	/*
@@ -107,7 +107,7 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 		}
 	}
 	rc = ferry_workers_set(CMD_F(ctx), p.cpus, (enum ferry_idle)p.idle,
-			       err->msg, sizeof(err->msg));
+			       err);
 	/* Even when the new workers failed, bring the ports back (on a
 	 * default worker) rather than leave the host without them. */
 	if (saved) {

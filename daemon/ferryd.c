@@ -121,19 +121,19 @@ static void tick(void *arg)
 static int take_over(struct ferryd_ctx *ctx, const char *sock)
 {
 	struct ferryd_takeover *t;
-	char msg[256];
+	struct ferry_err msg;
 	int rc;
 
-	t = ferryd_takeover_connect(sock, msg, sizeof(msg));
+	t = ferryd_takeover_connect(sock, &msg);
 	if (!t) {
-		log_err("--takeover: %s", msg);
+		log_err("--takeover: %s", msg.msg);
 		ferry_destroy(ctx->f);
 		ctx->f = NULL;
 		return 1;
 	}
-	rc = ferryd_takeover_run(t, ctx, msg, sizeof(msg));
+	rc = ferryd_takeover_run(t, ctx, &msg);
 	if (rc) {
-		log_err("--takeover failed: %s", msg);
+		log_err("--takeover failed: %s", msg.msg);
 		/* Our sockets hold the queues: gone first, then it resumes. */
 		ferry_takeover_keep_pins(ctx->f);
 		ferry_destroy(ctx->f);
@@ -143,8 +143,8 @@ static int take_over(struct ferryd_ctx *ctx, const char *sock)
 		return 1;
 	}
 	/* Forwarding is ours already; a lost commit changes nothing here. */
-	if (ferryd_takeover_commit(t, msg, sizeof(msg)))
-		log_warn("--takeover: %s", msg);
+	if (ferryd_takeover_commit(t, &msg))
+		log_warn("--takeover: %s", msg.msg);
 	ferryd_takeover_close(t);
 	return 0;
 }
@@ -217,9 +217,9 @@ int main(int argc, char **argv)
 		log_warn("could not narrow capabilities to the setup set");
 	/* Bound now: a bad or busy address fails before any port is touched. */
 	if (metrics) {
-		d.mh = metrics_http_create(metrics, msg, sizeof(msg));
+		d.mh = metrics_http_create(metrics, &err);
 		if (!d.mh) {
-			log_err("%s", msg);
+			log_err("%s", err.msg);
 			return 2;
 		}
 	}

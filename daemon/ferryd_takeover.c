@@ -29,7 +29,7 @@ struct ferryd_takeover {
  * NULL) or -errno with msg.
  */
 static int request(struct ferryd_takeover *t, const char *line, json_t **data,
-		   char *msg, size_t len)
+		   struct ferry_err *msg)
 {
 	char buf[64];
 	char *reply = NULL;
@@ -45,18 +45,17 @@ static int request(struct ferryd_takeover *t, const char *line, json_t **data,
 	if (!rc)
 		rc = client_read_reply(t->fd, &reply, NULL);
 	if (rc)
-		return ferry_fail(msg, len, rc, "'%s' to the old ferryd: %s",
-				  line, strerror(-rc));
+		return ferry_fail(msg, rc, "'%s' to the old ferryd: %s", line,
+				  strerror(-rc));
 	j = json_loads(reply, 0, NULL);
 	free(reply);
 	if (!j)
-		return ferry_fail(msg, len, -EPROTO,
+		return ferry_fail(msg, -EPROTO,
 				  "'%s': the old ferryd's reply is not JSON",
 				  line);
 	if (!json_is_true(json_object_get(j, "ok"))) {
 		err = json_object_get(j, "error");
-		ferry_fail(msg, len, -EPROTO, "old ferryd refused '%s': %s",
-			   line,
+		ferry_fail(msg, -EPROTO, "old ferryd refused '%s': %s", line,
 			   json_string_value(json_object_get(err, "message"))
 				   ?: "?");
 		json_decref(j);
@@ -68,8 +67,8 @@ static int request(struct ferryd_takeover *t, const char *line, json_t **data,
 	return 0;
 }
 
-struct ferryd_takeover *ferryd_takeover_connect(const char *path, char *msg,
-						size_t len)
+struct ferryd_takeover *ferryd_takeover_connect(const char *path,
+						struct ferry_err *msg)
 {
 	struct ferryd_takeover *t = calloc(1, sizeof(*t));
 	json_t *data = NULL;
@@ -77,22 +76,21 @@ struct ferryd_takeover *ferryd_takeover_connect(const char *path, char *msg,
 	json_int_t pid;
 
 	if (!t) {
-		ferry_fail(msg, len, -ENOMEM, "out of memory");
+		ferry_fail(msg, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	t->fd = client_connect(path);
 	if (t->fd < 0) {
-		ferry_fail(msg, len, t->fd,
-			   "no ferryd to take over from on %s (%s)", path,
-			   strerror(-t->fd));
+		ferry_fail(msg, t->fd, "no ferryd to take over from on %s (%s)",
+			   path, strerror(-t->fd));
 		goto err_free;
 	}
-	if (request(t, "handover begin", &data, msg, len))
+	if (request(t, "handover begin", &data, msg))
 		goto err_fd;
 	pid = json_integer_value(json_object_get(data, "pid"));
 	config = json_string_value(json_object_get(data, "config"));
 	if (pid <= 0 || !config) {
-		ferry_fail(msg, len, -EPROTO,
+		ferry_fail(msg, -EPROTO,
 			   "the old ferryd's 'handover begin' reply lacks "
 			   "pid or config");
 		goto err_data;
@@ -101,7 +99,7 @@ struct ferryd_takeover *ferryd_takeover_connect(const char *path, char *msg,
 	t->config = strdup(config);
 	json_decref(data);
 	if (!t->config) {
-		ferry_fail(msg, len, -ENOMEM, "out of memory");
+		ferry_fail(msg, -ENOMEM, "out of memory");
 		goto err_fd;
 	}
 	log_info("takeover: ferryd pid %u on %s hands over", t->old_pid, path);
@@ -116,14 +114,14 @@ err_free:
 	return NULL;
 }
 
-static int release(void *arg, char *msg, size_t len)
+static int release(void *arg, struct ferry_err *msg)
 {
 	struct ferryd_takeover *t = arg;
 	json_t *data = NULL;
 	int rc;
 
 	t->release_ns = ferry_now_ns();
-	rc = request(t, "handover release", &data, msg, len);
+	rc = request(t, "handover release", &data, msg);
 	if (!rc)
 		log_info("takeover: the old ferryd's sockets dropped %lld "
 			 "frame(s) since its last stats reset",
@@ -134,13 +132,13 @@ static int release(void *arg, char *msg, size_t len)
 }
 
 int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
-			char *msg, size_t len)
+			struct ferry_err *msg)
 {
 	char *text = strdup(t->config), *line, *save = NULL;
 	int rc = 0;
 
 	if (!text)
-		return ferry_fail(msg, len, -ENOMEM, "out of memory");
+		return ferry_fail(msg, -ENOMEM, "out of memory");
 	ferry_takeover_start(ctx->f, t->old_pid, release, t);
 	for (line = strtok_r(text, "\n", &save); line && !rc;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -148,11 +146,11 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 
 		rc = ctl_execute_err(ctx->cmds, ctx->n_cmds, ctx, line, &why);
 		if (rc)
-			ferry_fail(msg, len, rc, "'%s': %s", line, why.msg);
+			ferry_fail(msg, rc, "'%s': %s", line, why.msg);
 	}
 	free(text);
 	if (!rc)
-		rc = ferry_takeover_activate(ctx->f, msg, len);
+		rc = ferry_takeover_activate(ctx->f, msg);
 	if (!rc)
 		log_info("takeover: forwarding again %.1f ms after the old "
 			 "ferryd's release began",
@@ -160,10 +158,10 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 	return rc;
 }
 
-int ferryd_takeover_commit(struct ferryd_takeover *t, char *msg, size_t len)
+int ferryd_takeover_commit(struct ferryd_takeover *t, struct ferry_err *msg)
 {
 	char *rest = NULL;
-	int rc = request(t, "handover commit", NULL, msg, len);
+	int rc = request(t, "handover commit", NULL, msg);
 
 	if (rc)
 		return rc;
@@ -178,12 +176,12 @@ int ferryd_takeover_commit(struct ferryd_takeover *t, char *msg, size_t len)
 
 void ferryd_takeover_abort(struct ferryd_takeover *t)
 {
-	char msg[256];
+	struct ferry_err msg;
 
 	if (!t->release_ns)
 		return; /* it never let go of anything */
-	if (request(t, "handover abort", NULL, msg, sizeof(msg)))
-		log_err("takeover: %s", msg);
+	if (request(t, "handover abort", NULL, &msg))
+		log_err("takeover: %s", msg.msg);
 	else
 		log_info("takeover: aborted; ferryd pid %u serves again",
 			 t->old_pid);

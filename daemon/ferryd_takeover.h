@@ -20,17 +20,18 @@
 #include <stddef.h>
 
 #include "commands.h"
+#include "ferry_err.h"
 
 struct ferryd_takeover;
 
 /* Connects to the daemon serving path and asks it to begin; NULL + msg. */
-struct ferryd_takeover *ferryd_takeover_connect(const char *path, char *msg,
-						size_t len);
+struct ferryd_takeover *ferryd_takeover_connect(const char *path,
+						struct ferry_err *msg);
 /* Applies the old daemon's configuration to ctx->f and activates it. */
 int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
-			char *msg, size_t len);
+			struct ferry_err *msg);
 /* The old daemon exits; returns once it has closed the connection. */
-int ferryd_takeover_commit(struct ferryd_takeover *t, char *msg, size_t len);
+int ferryd_takeover_commit(struct ferryd_takeover *t, struct ferry_err *msg);
 /* After a failed run, once ctx->f's ports are gone: the old one resumes. */
 void ferryd_takeover_abort(struct ferryd_takeover *t);
 void ferryd_takeover_close(struct ferryd_takeover *t);

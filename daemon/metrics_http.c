@@ -46,8 +46,8 @@ struct metrics_http {
 
 /* ------------------------------------------------------------ address */
 
-__attribute__((format(printf, 4, 5))) static int
-bad_spec(char *msg, size_t len, const char *spec, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+bad_spec(struct ferry_err *msg, const char *spec, const char *fmt, ...)
 {
 	char why[128];
 	va_list ap;
@@ -55,10 +55,10 @@ bad_spec(char *msg, size_t len, const char *spec, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	snprintf(msg, len,
-		 "--metrics %s: %s (expected ADDR:PORT, e.g. 127.0.0.1:9464, "
-		 "[::1]:9464 or localhost:9464)",
-		 spec, why);
+	ferry_errf(msg,
+		   "--metrics %s: %s (expected ADDR:PORT, e.g. 127.0.0.1:9464, "
+		   "[::1]:9464 or localhost:9464)",
+		   spec, why);
 	return -EINVAL;
 }
 
@@ -90,7 +90,7 @@ static int parse_port(const char *s, in_port_t *port)
  * addresses would leave which one we bound to a guess.
  */
 static int parse_spec(const char *spec, struct sockaddr_storage *ss,
-		      socklen_t *sl, char *msg, size_t len)
+		      socklen_t *sl, struct ferry_err *msg)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
@@ -112,28 +112,28 @@ static int parse_spec(const char *spec, struct sockaddr_storage *ss,
 	if (spec[0] == '[') {
 		end = strchr(spec, ']');
 		if (!end || end[1] != ':')
-			return bad_spec(msg, len, spec,
+			return bad_spec(msg, spec,
 					"an IPv6 address needs ']:PORT'");
 		hlen = (size_t)(end - spec - 1);
 		port_s = end + 2;
 	} else {
 		end = strrchr(spec, ':');
 		if (!end)
-			return bad_spec(msg, len, spec, "no ':PORT'");
+			return bad_spec(msg, spec, "no ':PORT'");
 		hlen = (size_t)(end - spec);
 		port_s = end + 1;
 		if (memchr(spec, ':', hlen))
-			return bad_spec(msg, len, spec,
+			return bad_spec(msg, spec,
 					"an IPv6 address goes in brackets");
 	}
 	if (hlen == 0 || hlen >= sizeof(host))
-		return bad_spec(msg, len, spec, "no address");
+		return bad_spec(msg, spec, "no address");
 	memcpy(host, spec[0] == '[' ? spec + 1 : spec, hlen);
 	host[hlen] = '\0';
 
 	if (spec[0] == '[') {
 		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
-			return bad_spec(msg, len, spec,
+			return bad_spec(msg, spec,
 					"'%s' is not an IPv6 address", host);
 		sin6->sin6_family = AF_INET6;
 		*sl = sizeof(*sin6);
@@ -141,7 +141,7 @@ static int parse_spec(const char *spec, struct sockaddr_storage *ss,
 		if (!strcmp(host, "localhost"))
 			snprintf(host, sizeof(host), "127.0.0.1");
 		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-			return bad_spec(msg, len, spec,
+			return bad_spec(msg, spec,
 					"'%s' is not an IPv4 address, [IPv6] "
 					"or localhost",
 					host);
@@ -150,7 +150,7 @@ static int parse_spec(const char *spec, struct sockaddr_storage *ss,
 	}
 	rc = parse_port(port_s, &port);
 	if (rc)
-		return bad_spec(msg, len, spec, "'%s' is %s", port_s,
+		return bad_spec(msg, spec, "'%s' is %s", port_s,
 				rc == -ERANGE ? "not a port (1-65535)"
 					      : "not a number");
 	if (ss->ss_family == AF_INET6)
@@ -181,8 +181,8 @@ static void format_url(struct metrics_http *mh,
 }
 
 /* Bound and listening, non-blocking (MHD's loop accepts until EAGAIN). */
-static int listen_on(const struct sockaddr_storage *ss, socklen_t sl, char *msg,
-		     size_t len)
+static int listen_on(const struct sockaddr_storage *ss, socklen_t sl,
+		     struct ferry_err *msg)
 {
 	int fd, one = 1, err;
 
@@ -190,7 +190,7 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t sl, char *msg,
 		    0);
 	if (fd < 0) {
 		err = errno;
-		snprintf(msg, len, "metrics socket: %s", strerror(err));
+		ferry_errf(msg, "metrics socket: %s", strerror(err));
 		return -err;
 	}
 	/* A restarted ferryd must not wait out the old one's TIME_WAITs. */
@@ -201,7 +201,7 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t sl, char *msg,
 	if (bind(fd, (const struct sockaddr *)ss, sl) ||
 	    listen(fd, METRICS_BACKLOG)) {
 		err = errno;
-		snprintf(msg, len, "metrics: cannot listen: %s", strerror(err));
+		ferry_errf(msg, "metrics: cannot listen: %s", strerror(err));
 		close(fd);
 		return -err;
 	}
@@ -277,30 +277,30 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ------------------------------------------------------------ object */
 
-struct metrics_http *metrics_http_create(const char *spec, char *msg,
-					 size_t len)
+struct metrics_http *metrics_http_create(const char *spec,
+					 struct ferry_err *msg)
 {
 	struct sockaddr_storage ss;
 	struct metrics_http *mh;
 	socklen_t sl = 0;
 	int rc;
 
-	rc = parse_spec(spec, &ss, &sl, msg, len);
+	rc = parse_spec(spec, &ss, &sl, msg);
 	if (rc)
 		goto err;
 	mh = calloc(1, sizeof(*mh));
 	if (!mh) {
 		rc = -ENOMEM;
-		snprintf(msg, len, "out of memory");
+		ferry_errf(msg, "out of memory");
 		goto err;
 	}
 	rc = pthread_mutex_init(&mh->lock, NULL);
 	if (rc) {
 		rc = -rc;
-		snprintf(msg, len, "metrics: %s", strerror(-rc));
+		ferry_errf(msg, "metrics: %s", strerror(-rc));
 		goto err_mh;
 	}
-	mh->fd = listen_on(&ss, sl, msg, len);
+	mh->fd = listen_on(&ss, sl, msg);
 	if (mh->fd < 0) {
 		rc = mh->fd;
 		goto err_lock;

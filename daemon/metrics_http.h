@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "ferry_err.h"
+
 struct metrics_http;
 
 /*
@@ -25,8 +27,8 @@ struct metrics_http;
  * message for the operator in msg: EINVAL for a spec that does not parse,
  * the bind()/listen() errno (EADDRINUSE, EADDRNOTAVAIL, ...) otherwise.
  */
-struct metrics_http *metrics_http_create(const char *spec, char *msg,
-					 size_t len);
+struct metrics_http *metrics_http_create(const char *spec,
+					 struct ferry_err *msg);
 /* Starts serving. 0 or -errno. */
 int metrics_http_start(struct metrics_http *mh);
 /*

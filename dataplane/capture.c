@@ -460,8 +460,8 @@ static void *writer_main(void *arg)
 
 /* --------------------------------------------------------------- control */
 
-static int compile_filter(struct ferry_capture *c, const char *expr, char *msg,
-			  size_t len)
+static int compile_filter(struct ferry_capture *c, const char *expr,
+			  struct ferry_err *msg)
 {
 	pcap_t *dead;
 	int err = 0;
@@ -470,10 +470,10 @@ static int compile_filter(struct ferry_capture *c, const char *expr, char *msg,
 		return 0;
 	dead = pcap_open_dead(DLT_EN10MB, (int)c->snaplen);
 	if (!dead)
-		return ferry_fail(msg, len, -ENOMEM, "filter: out of memory");
+		return ferry_fail(msg, -ENOMEM, "filter: out of memory");
 	if (pcap_compile(dead, &c->prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0)
-		err = ferry_fail(msg, len, -EINVAL, "bad filter \"%s\": %s",
-				 expr, pcap_geterr(dead));
+		err = ferry_fail(msg, -EINVAL, "bad filter \"%s\": %s", expr,
+				 pcap_geterr(dead));
 	else
 		c->has_filter = true;
 	pcap_close(dead);
@@ -481,8 +481,8 @@ static int compile_filter(struct ferry_capture *c, const char *expr, char *msg,
 }
 
 static int open_output(struct ferry_capture *c,
-		       const struct ferry_capture_params *p, char *msg,
-		       size_t len)
+		       const struct ferry_capture_params *p,
+		       struct ferry_err *msg)
 {
 	unsigned i, d;
 	int id;
@@ -494,10 +494,10 @@ static int open_output(struct ferry_capture *c,
 	else if (p->path && *p->path)
 		c->out = ferry_pcapng_open_path(p->path);
 	else
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "capture needs a file or a stream");
 	if (!c->out)
-		return ferry_fail(msg, len, -errno, "%s: %s",
+		return ferry_fail(msg, -errno, "%s: %s",
 				  p->fd >= 0 ? "stream" : p->path,
 				  strerror(errno));
 	for (i = 0; i < c->n_ports; i++)
@@ -515,7 +515,7 @@ static int open_output(struct ferry_capture *c,
 			id = ferry_pcapng_add_if(c->out, ifname, descr,
 						 c->snaplen);
 			if (id < 0)
-				return ferry_fail(msg, len, id, "%s: %s",
+				return ferry_fail(msg, id, "%s: %s",
 						  p->path ? p->path : "stream",
 						  strerror(-id));
 			c->if_id[i][d] = id;
@@ -524,35 +524,35 @@ static int open_output(struct ferry_capture *c,
 	 * and an unwritable output fails the command, not later. */
 	id = ferry_pcapng_flush(c->out);
 	if (id)
-		return ferry_fail(msg, len, id, "%s: %s",
+		return ferry_fail(msg, id, "%s: %s",
 				  p->path ? p->path : "stream", strerror(-id));
 	return 0;
 }
 
-static int alloc_rings(struct ferry_capture *c, uint32_t bytes, char *msg,
-		       size_t len)
+static int alloc_rings(struct ferry_capture *c, uint32_t bytes,
+		       struct ferry_err *msg)
 {
 	unsigned i, n_taps = c->n_rings * c->n_ports * FERRY_CAP__NDIR;
 
 	if (!bytes)
 		bytes = CAP_RING_BYTES;
 	if (bytes & (bytes - 1) || bytes < CAP_RING_MIN)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "ring size %u is not a power of two >= %u",
 				  bytes, CAP_RING_MIN);
 	if (bytes < rec_size(c->data_max))
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "ring size %u is too small for snaplen %u",
 				  bytes, c->data_max);
 	if (posix_memalign((void **)&c->rings, 64,
 			   c->n_rings * sizeof(*c->rings)))
-		return ferry_fail(msg, len, -ENOMEM, "capture: out of memory");
+		return ferry_fail(msg, -ENOMEM, "capture: out of memory");
 	memset(c->rings, 0, c->n_rings * sizeof(*c->rings));
 	for (i = 0; i < c->n_rings; i++) {
 		struct cap_ring *r = &c->rings[i];
 
 		if (posix_memalign((void **)&r->slots, 64, bytes))
-			return ferry_fail(msg, len, -ENOMEM,
+			return ferry_fail(msg, -ENOMEM,
 					  "capture: out of memory");
 		r->cap = c;
 		r->mask = bytes - 1;
@@ -560,7 +560,7 @@ static int alloc_rings(struct ferry_capture *c, uint32_t bytes, char *msg,
 	}
 	c->taps = calloc(n_taps, sizeof(*c->taps));
 	if (!c->taps)
-		return ferry_fail(msg, len, -ENOMEM, "capture: out of memory");
+		return ferry_fail(msg, -ENOMEM, "capture: out of memory");
 	for (i = 0; i < n_taps; i++) {
 		c->taps[i].ring = &c->rings[i / (c->n_ports * FERRY_CAP__NDIR)];
 		c->taps[i].port_idx =
@@ -589,7 +589,7 @@ static void capture_free(struct ferry_capture *c)
 }
 
 struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
-					   char *msg, size_t len)
+					   struct ferry_err *msg)
 {
 	struct ferry_capture *c;
 	int err;
@@ -598,13 +598,12 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	    !p->n_producers || p->n_producers > FERRY_CAP_MAX_PRODUCERS ||
 	    (p->dirs & ~FERRY_CAP_BOTH)) {
 		errno = -ferry_fail(
-			msg, len, -EINVAL,
+			msg, -EINVAL,
 			"capture: bad ports, producers or directions");
 		return NULL;
 	}
 	if (posix_memalign((void **)&c, 64, sizeof(*c))) {
-		errno = -ferry_fail(msg, len, -ENOMEM,
-				    "capture: out of memory");
+		errno = -ferry_fail(msg, -ENOMEM, "capture: out of memory");
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
@@ -636,16 +635,16 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 		if (!(c->port_names[i] = strdup(p->ports[i])))
 			err = -ENOMEM;
 	if (err) {
-		ferry_fail(msg, len, err, "capture: out of memory");
+		ferry_fail(msg, err, "capture: out of memory");
 		goto err_free;
 	}
-	err = compile_filter(c, p->filter, msg, len);
+	err = compile_filter(c, p->filter, msg);
 	if (err)
 		goto err_free;
-	err = alloc_rings(c, p->ring_bytes, msg, len);
+	err = alloc_rings(c, p->ring_bytes, msg);
 	if (err)
 		goto err_free;
-	err = open_output(c, p, msg, len);
+	err = open_output(c, p, msg);
 	if (err)
 		goto err_out;
 	c->mono_to_real =
@@ -653,7 +652,7 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	if (!p->manual) {
 		err = -pthread_create(&c->writer, NULL, writer_main, c);
 		if (err) {
-			ferry_fail(msg, len, err, "capture: writer thread: %s",
+			ferry_fail(msg, err, "capture: writer thread: %s",
 				   strerror(-err));
 			goto err_out;
 		}

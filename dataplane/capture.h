@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 struct ferry_capture;
 struct ferry_capture_tap;
 
@@ -138,7 +140,7 @@ struct ferry_capture_params {
  * error for a path); nothing is left behind.
  */
 struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
-					   char *msg, size_t len);
+					   struct ferry_err *msg);
 
 /*
  * The tap for (producer, port index, direction): NULL if the capture does

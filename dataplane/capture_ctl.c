@@ -205,7 +205,7 @@ int ferry_capture_n(const struct ferry *f)
 }
 
 int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
-			char *msg, size_t len)
+			struct ferry_err *msg)
 {
 	struct ferry_capture_params cp = {0};
 	struct ferry_cap_run *run;
@@ -213,41 +213,40 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	const char *ports[1];
 
 	if (!r->name || !ferry_name_ok(r->name, FERRY_CAP_NAME_MAX)) {
-		snprintf(msg, len, "capture name: 1-%d of A-Z a-z 0-9 _ . -",
-			 FERRY_CAP_NAME_MAX - 1);
+		ferry_errf(msg, "capture name: 1-%d of A-Z a-z 0-9 _ . -",
+			   FERRY_CAP_NAME_MAX - 1);
 		goto fail_own_fd;
 	}
 	if (run_find(f, r->name)) {
-		snprintf(msg, len, "capture %s: already running", r->name);
+		ferry_errf(msg, "capture %s: already running", r->name);
 		if (r->own_fd && r->fd >= 0)
 			close(r->fd);
 		return -EEXIST;
 	}
 	p = ferry_port_find(f, r->port);
 	if (!p) {
-		snprintf(msg, len, "capture %s: no port %s", r->name, r->port);
+		ferry_errf(msg, "capture %s: no port %s", r->name, r->port);
 		if (r->own_fd && r->fd >= 0)
 			close(r->fd);
 		return -ENOENT;
 	}
 	if (!f->n_workers || !p->pq) {
-		snprintf(msg, len,
-			 "capture %s: port %s has no queues on workers",
-			 r->name, r->port);
+		ferry_errf(msg, "capture %s: port %s has no queues on workers",
+			   r->name, r->port);
 		goto fail_own_fd;
 	}
 	if (taps_busy(f, r->port, r->dirs ? r->dirs : 1u)) {
-		snprintf(msg, len,
-			 "capture %s: port %s is already captured in that "
-			 "direction (one capture per port and direction)",
-			 r->name, r->port);
+		ferry_errf(msg,
+			   "capture %s: port %s is already captured in that "
+			   "direction (one capture per port and direction)",
+			   r->name, r->port);
 		if (r->own_fd && r->fd >= 0)
 			close(r->fd);
 		return -EBUSY;
 	}
 	run = calloc(1, sizeof(*run));
 	if (!run) {
-		snprintf(msg, len, "capture %s: out of memory", r->name);
+		ferry_errf(msg, "capture %s: out of memory", r->name);
 		if (r->own_fd && r->fd >= 0)
 			close(r->fd);
 		return -ENOMEM;
@@ -275,15 +274,15 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 		if (run->watch_fd < 0) {
 			int err = errno;
 
-			snprintf(msg, len, "capture %s: %s", r->name,
-				 strerror(err));
+			ferry_errf(msg, "capture %s: %s", r->name,
+				   strerror(err));
 			free(run);
 			if (r->own_fd)
 				close(r->fd);
 			return -err;
 		}
 	}
-	run->c = ferry_capture_create(&cp, msg, len);
+	run->c = ferry_capture_create(&cp, msg);
 	if (!run->c) {
 		int err = errno ? errno : EINVAL;
 
@@ -323,14 +322,14 @@ static int run_end(struct ferry *f, struct ferry_cap_run **pp)
 	return rc;
 }
 
-int ferry_capture_stop_name(struct ferry *f, const char *name, char *msg,
-			    size_t len)
+int ferry_capture_stop_name(struct ferry *f, const char *name,
+			    struct ferry_err *msg)
 {
 	struct ferry_cap_run **pp = run_find(f, name);
 	int rc;
 
 	if (!pp) {
-		snprintf(msg, len, "no capture %s", name);
+		ferry_errf(msg, "no capture %s", name);
 		return -ENOENT;
 	}
 	rc = run_end(f, pp);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 struct ferry;
 
 struct ferry_cap_req {
@@ -32,10 +34,10 @@ struct ferry_cap_req {
 
 /* 0, or -errno with msg; on failure nothing is left running. */
 int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
-			char *msg, size_t len);
+			struct ferry_err *msg);
 /* Retires the taps, stops and frees the capture; -ENOENT if none. */
-int ferry_capture_stop_name(struct ferry *f, const char *name, char *msg,
-			    size_t len);
+int ferry_capture_stop_name(struct ferry *f, const char *name,
+			    struct ferry_err *msg);
 /* The running captures and their counters, as a JSON array. */
 json_t *ferry_capture_show(struct ferry *f);
 /* Ends captures that are done or whose output failed (1 s tick). */

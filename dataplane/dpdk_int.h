@@ -16,6 +16,7 @@
 #include "ferry.h"
 #include "ferry_abi.h"
 #include "port_dpdk.h"
+#include "ferry_err.h"
 
 /*
  * RX burst per queue and pass: the af_xdp PMD hands out at most 32 per
@@ -74,10 +75,10 @@ struct ferry_port;
 /* ferry's classifier as a file the PMD's xdp_prog= can open: an fd. */
 int ferry_dpdk_prog_memfd(void);
 /* Adopts and configures the program the PMD attached to p's interface. */
-int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len);
+int ferry_dpdk_prog_adopt(struct ferry_port *p, struct ferry_err *msg);
 /* Takes a dead ferryd's program (fd, from its pin) off p's interface. */
-int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd, char *msg,
-			    size_t len);
+int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd,
+			    struct ferry_err *msg);
 /* Empties p's XSKMAP slots (the PMD's map outlives its device). */
 void ferry_dpdk_xskmap_clear(const struct ferry_port *p);
 /* The PMD's sockets: noted around setup, closed after the device. */

@@ -94,7 +94,7 @@ static int skel_adopt(struct ferry_port *p, void *arg)
 }
 
 /* Finds the program the PMD attached, adopts it and configures it. */
-int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
+int ferry_dpdk_prog_adopt(struct ferry_port *p, struct ferry_err *msg)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct ferry_xdp_cfg cfg = {
@@ -108,7 +108,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 
 	err = bpf_xdp_query(p->ifindex, 0, &q);
 	if (err)
-		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+		return ferry_fail(msg, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
 	id = q.drv_prog_id   ? q.drv_prog_id
 	     : q.skb_prog_id ? q.skb_prog_id
@@ -116,13 +116,13 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 	/* The PMD loaded it in this process: its fd is ours already. */
 	fd = id ? ferry_bpf_own_fd(true, id) : -ENOENT;
 	if (fd < 0)
-		return ferry_fail(msg, len, -ENOENT,
+		return ferry_fail(msg, -ENOENT,
 				  "%s: the af_xdp PMD attached no program",
 				  p->ifname);
 	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
 	    strcmp(info.name, FERRY_XDP_PROG_NAME)) {
 		close(fd);
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "%s: program '%s' (id %u) is attached, not "
 				  "ferry's classifier",
 				  p->ifname, info.name, id);
@@ -131,7 +131,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 	if (err)
 		close(fd);
 	if (err)
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "%s: cannot adopt the classifier's maps: %s",
 				  p->ifname, strerror(-err));
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
@@ -139,7 +139,7 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 		err = -errno;
 		close(fd);
 		ferry_port_xdp_unload(p);
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "cannot configure the classifier: %s",
 				  strerror(-err));
 	}
@@ -151,8 +151,8 @@ int ferry_dpdk_prog_adopt(struct ferry_port *p, char *msg, size_t len)
 
 /* A dead ferryd's program (fd: its pin) is ours to take off before the
  * PMD attaches; the kernel detaches it only if it is still attached. */
-int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd, char *msg,
-			    size_t len)
+int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd,
+			    struct ferry_err *msg)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	struct bpf_prog_info info = {0};
@@ -163,7 +163,7 @@ int ferry_dpdk_stale_detach(const struct ferry_port *p, int fd, char *msg,
 	opts.old_prog_fd = fd;
 	err = bpf_xdp_detach(p->ifindex, 0, &opts);
 	if (err)
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "%s: cannot remove the stale ferry program "
 				  "%u: %s",
 				  p->ifname, id, strerror(-err));

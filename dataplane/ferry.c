@@ -93,7 +93,7 @@ static void workers_destroy(struct ferry *f)
 }
 
 static int workers_make(struct ferry *f, uint64_t mask, enum ferry_idle idle,
-			char *msg, size_t len)
+			struct ferry_err *msg)
 {
 	int cpu, err;
 
@@ -118,8 +118,7 @@ static int workers_make(struct ferry *f, uint64_t mask, enum ferry_idle idle,
 
 err_workers:
 	workers_destroy(f);
-	return ferry_fail(msg, len, err, "cannot start workers: %s",
-			  strerror(-err));
+	return ferry_fail(msg, err, "cannot start workers: %s", strerror(-err));
 }
 
 void ferry_workers_stop(struct ferry *f)
@@ -130,19 +129,19 @@ void ferry_workers_stop(struct ferry *f)
 	f->cpumask = mask;
 }
 
-int ferry_workers_restart(struct ferry *f, char *msg, size_t len)
+int ferry_workers_restart(struct ferry *f, struct ferry_err *msg)
 {
-	return workers_make(f, f->cpumask, f->idle, msg, len);
+	return workers_make(f, f->cpumask, f->idle, msg);
 }
 
-int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
+int ferry_cpus_check(uint64_t cpumask, struct ferry_err *msg)
 {
 	uint64_t bad = cpumask & ~ferry_allowed_cpus();
 
 	if (!cpumask)
-		return ferry_fail(msg, len, -EINVAL, "no CPUs given");
+		return ferry_fail(msg, -EINVAL, "no CPUs given");
 	if (bad)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "CPU %d is not online or not allowed for "
 				  "ferryd",
 				  __builtin_ctzll(bad));
@@ -150,19 +149,19 @@ int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len)
 }
 
 int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
-		      char *msg, size_t len)
+		      struct ferry_err *msg)
 {
-	int err = ferry_cpus_check(cpumask, msg, len);
+	int err = ferry_cpus_check(cpumask, msg);
 
 	if (err)
 		return err;
 	if (f->n_ports)
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "workers can change only while no ports "
 				  "exist (%d configured)",
 				  f->n_ports);
 	workers_destroy(f);
-	return workers_make(f, cpumask, idle, msg, len);
+	return workers_make(f, cpumask, idle, msg);
 }
 
 uint64_t ferry_worker_cpus(const struct ferry *f)
@@ -174,7 +173,7 @@ uint64_t ferry_worker_cpus(const struct ferry *f)
  * With no `workers` command, one worker on the last CPU ferryd may use on
  * the first port's NIC node (any node when it has none).
  */
-static int workers_default(struct ferry *f, int nic_node, char *msg, size_t len)
+static int workers_default(struct ferry *f, int nic_node, struct ferry_err *msg)
 {
 	int cpu_node[FERRY_NUMA_MAX_CPUS], cpu;
 
@@ -183,10 +182,10 @@ static int workers_default(struct ferry *f, int nic_node, char *msg, size_t len)
 	ferry_numa_cpu_nodes(cpu_node);
 	cpu = ferry_numa_pick_cpu(nic_node, ferry_allowed_cpus(), cpu_node);
 	if (cpu < 0)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "no CPU available for a worker");
 	log_info("no workers configured: starting one on CPU %d", cpu);
-	return workers_make(f, 1ull << cpu, f->idle, msg, len);
+	return workers_make(f, 1ull << cpu, f->idle, msg);
 }
 
 /* --------------------------------------------------------------- ports */
@@ -246,45 +245,44 @@ static void port_close(struct ferry *f, struct ferry_port *p)
 }
 
 int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
-		    char *msg, size_t len)
+		    struct ferry_err *msg)
 {
 	switch (err) {
 	case -EOPNOTSUPP:
 		return ferry_fail(
-			msg, len, err,
+			msg, err,
 			"zero-copy is not supported on %s (driver %s%s); "
 			"use 'mode auto' or 'mode copy'",
 			p->ifname, p->driver,
 			p->profile->zerocopy ? "" : ": copy mode only");
 	case -EINVAL:
 		return ferry_fail(
-			msg, len, err,
+			msg, err,
 			"%s queue %u: mode %s clashes with the mode of the "
 			"worker's shared UMEM (set by its first port)",
 			p->ifname, queue,
 			p->req.mode == FERRY_XSK_ZC ? "zc" : "copy");
 	case -EBUSY:
 		return ferry_fail(
-			msg, len, err,
+			msg, err,
 			"%s queue %u is already bound by another AF_XDP "
 			"socket",
 			p->ifname, queue);
 	case -EPROTONOSUPPORT:
 		return ferry_fail(
-			msg, len, -EOPNOTSUPP,
+			msg, -EOPNOTSUPP,
 			"busy-poll needs a socket with a NAPI id, and %s "
 			"queue %u is in copy mode (since Linux 6.13 only a "
 			"zero-copy bind gets one); drop 'busy-poll on'",
 			p->ifname, queue);
 	default:
-		return ferry_fail(msg, len, err,
-				  "%s queue %u: AF_XDP socket: %s", p->ifname,
-				  queue, strerror(-err));
+		return ferry_fail(msg, err, "%s queue %u: AF_XDP socket: %s",
+				  p->ifname, queue, strerror(-err));
 	}
 }
 
 int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
-			    char *msg, size_t len)
+			    struct ferry_err *msg)
 {
 	bool handover = f->ho.adopt_pid || f->ho.released;
 	uint32_t i;
@@ -325,7 +323,7 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			usleep(1000);
 		}
 		if (err)
-			return ferry_xsk_error(p, xp.queue, err, msg, len);
+			return ferry_xsk_error(p, xp.queue, err, msg);
 		/* A parked socket taken back brings its old kernel counters:
 		 * this pq counts from here. */
 		ferry_xsk_stats(pq->xsk, &pq->xstart);
@@ -333,7 +331,7 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
 			     : 0;
 		if (err)
-			return ferry_fail(msg, len, err, "XSKMAP insert: %s",
+			return ferry_fail(msg, err, "XSKMAP insert: %s",
 					  strerror(-err));
 	}
 	return 0;
@@ -363,13 +361,13 @@ static void port_note_binding(struct ferry_port *p)
 	p->hugepages = p->pq[0].w->umem->hugepages;
 }
 
-static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
-		     size_t len)
+static int port_open(struct ferry *f, struct ferry_port *p,
+		     struct ferry_err *msg)
 {
 	int err;
 
 	p->adopt_pid = f->ho.adopt_pid;
-	err = ferry_port_xdp_load(p, msg, len);
+	err = ferry_port_xdp_load(p, msg);
 	if (err)
 		return err;
 	if (p->adopt_pid) {
@@ -383,11 +381,11 @@ static int port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		p->deferred = true;
 		return 0;
 	}
-	err = ferry_port_sockets_open(f, p, true, msg, len);
+	err = ferry_port_sockets_open(f, p, true, msg);
 	if (err)
 		goto err_close;
 	port_note_binding(p);
-	err = ferry_port_xdp_attach(p, msg, len);
+	err = ferry_port_xdp_attach(p, msg);
 	if (err)
 		goto err_close;
 	return 0;
@@ -397,10 +395,10 @@ err_close:
 	return err;
 }
 
-int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
-			     size_t len)
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p,
+			     struct ferry_err *msg)
 {
-	int err = ferry_port_sockets_open(f, p, false, msg, len);
+	int err = ferry_port_sockets_open(f, p, false, msg);
 
 	if (!err)
 		port_note_binding(p);
@@ -410,26 +408,26 @@ int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
 /* Software RSS asks for workers on every CPU, one queue and copy mode. */
 static int spread_check(const struct ferry *f,
 			const struct ferry_port_params *pp,
-			const struct ferry_ifinfo *ifi, char *msg, size_t len)
+			const struct ferry_ifinfo *ifi, struct ferry_err *msg)
 {
 	int cpu;
 
 	if (__builtin_popcountll(pp->spread_cpus) > FERRY_SPREAD_MAX)
-		return ferry_fail(msg, len, -ERANGE, "spread: at most %d CPUs",
+		return ferry_fail(msg, -ERANGE, "spread: at most %d CPUs",
 				  FERRY_SPREAD_MAX);
 	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
 		if ((pp->spread_cpus & (1ull << cpu)) &&
 		    !ferry_worker_on_cpu(f, cpu))
-			return ferry_fail(msg, len, -EINVAL,
+			return ferry_fail(msg, -EINVAL,
 					  "spread: CPU %d has no worker "
 					  "(start one with 'workers')",
 					  cpu);
 	if (pp->queues_given && pp->n_queues != 1)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "spread serves one queue; say 'queues Q-Q' "
 				  "(default: queue 0)");
 	if (pp->mode == FERRY_XSK_ZC)
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "spread is copy mode only: its sockets "
 				  "share one queue's buffer pool across CPUs");
 	/*
@@ -442,18 +440,18 @@ static int spread_check(const struct ferry *f,
 	if (pp->spread_via == FERRY_SPREAD_CPUMAP &&
 	    __builtin_popcountll(pp->spread_cpus) > 1)
 		return ferry_fail(
-			msg, len, -EOPNOTSUPP,
+			msg, -EOPNOTSUPP,
 			"spread via cpumap takes one CPU: the kernel fills "
 			"sockets that share a buffer pool from each CPU's "
 			"CPUMAP thread without a lock, and hands the same "
 			"frame to two of them; use 'via direct' to spread "
 			"over several workers");
 	if (pp->xdp_generic)
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "spread needs native XDP: generic XDP fills "
 				  "the shared pool from every sending CPU");
 	if (pp->busy_poll || pp->default_pass)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "spread does not combine with %s",
 				  pp->busy_poll ? "busy-poll" : "default pass");
 	(void)ifi;
@@ -493,7 +491,7 @@ static void port_numa_check(const struct ferry *f, struct ferry_port *p)
 }
 
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
-		   char *msg, size_t len)
+		   struct ferry_err *msg)
 {
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
@@ -501,43 +499,41 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	int i, err;
 
 	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "bad port name '%s' (1-%d of A-Z a-z "
 				  "0-9 _ . -)",
 				  pp->name, FERRY_NAME_MAX - 1);
 	if (ferry_port_find(f, pp->name))
-		return ferry_fail(msg, len, -EEXIST, "port %s exists",
-				  pp->name);
+		return ferry_fail(msg, -EEXIST, "port %s exists", pp->name);
 	if (f->n_ports >= FERRY_MAX_PORTS)
-		return ferry_fail(msg, len, -ENOSPC, "at most %d ports",
+		return ferry_fail(msg, -ENOSPC, "at most %d ports",
 				  FERRY_MAX_PORTS);
 	if (strlen(pp->ifname) >= IF_NAMESIZE ||
 	    ferry_ifinfo_get(pp->ifname, &ifi))
-		return ferry_fail(msg, len, -ENODEV, "no interface '%s' here",
+		return ferry_fail(msg, -ENODEV, "no interface '%s' here",
 				  pp->ifname);
 	for (i = 0; i < f->n_ports; i++)
 		if (f->ports[i]->ifindex == ifi.ifindex)
-			return ferry_fail(msg, len, -EEXIST,
+			return ferry_fail(msg, -EEXIST,
 					  "interface %s is already port %s",
 					  pp->ifname, f->ports[i]->name);
 	if (pp->queues_given &&
 	    (!pp->n_queues || pp->q_first + pp->n_queues > ifi.n_rxq))
-		return ferry_fail(msg, len, -ERANGE,
-				  "%s has %u RX queue(s) (0-%u)", pp->ifname,
-				  ifi.n_rxq, ifi.n_rxq - 1);
+		return ferry_fail(msg, -ERANGE, "%s has %u RX queue(s) (0-%u)",
+				  pp->ifname, ifi.n_rxq, ifi.n_rxq - 1);
 	/* Before the default workers start, so that the refusal (the stub
 	 * says why) changes nothing. */
 	if (pp->dpdk && !ferry_dpdk_built())
-		return ferry_dpdk_port_open(f, NULL, msg, len);
+		return ferry_dpdk_port_open(f, NULL, msg);
 	if (pp->dpdk && pp->spread_cpus)
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "spread is for native ports, not backend "
 				  "dpdk");
-	err = workers_default(f, ifi.numa_node, msg, len);
+	err = workers_default(f, ifi.numa_node, msg);
 	if (err)
 		return err;
 	if (pp->spread_cpus) {
-		err = spread_check(f, pp, &ifi, msg, len);
+		err = spread_check(f, pp, &ifi, msg);
 		if (err)
 			return err;
 	}
@@ -562,7 +558,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		p->n_queues = FERRY_MAX_QUEUES;
 	port_apply_profile(p, pp);
 	if (pp->spread_cpus && p->xdp_generic) {
-		ferry_fail(msg, len, -EOPNOTSUPP,
+		ferry_fail(msg, -EOPNOTSUPP,
 			   "spread needs native XDP, and profile %s picks "
 			   "generic XDP for %s",
 			   p->profile->driver, pp->ifname);
@@ -583,23 +579,23 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 
 	port_numa_check(f, p);
 	if (pp->dpdk)
-		err = ferry_dpdk_port_open(f, p, msg, len);
+		err = ferry_dpdk_port_open(f, p, msg);
 	else if (p->spread_n)
-		err = ferry_spread_open(f, p, msg, len);
+		err = ferry_spread_open(f, p, msg);
 	else
-		err = port_open(f, p, msg, len);
+		err = port_open(f, p, msg);
 	if (err == -EAGAIN && p->spread_n) {
 		/* The probe saw frames go astray: plain per-queue mode on
 		 * the same queue, and say so. */
 		log_warn("port %s: %s; falling back to per-queue mode", p->name,
-			 msg);
+			 msg->msg);
 		snprintf(p->spread_note, sizeof(p->spread_note),
-			 "fell back to per-queue mode: %.150s", msg);
+			 "fell back to per-queue mode: %.150s", msg->msg);
 		p->spread_n = 0;
 		p->n_queues = 1;
 		memset(p->pq, 0, sizeof(*p->pq));
-		msg[0] = 0;
-		err = port_open(f, p, msg, len);
+		msg->msg[0] = 0;
+		err = port_open(f, p, msg);
 	}
 	if (err) {
 		port_free(p);
@@ -689,16 +685,16 @@ void ferry_port_drain(struct ferry_port *p)
 			 p->name, DRAIN_TIMEOUT_MS);
 }
 
-int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len)
+int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, name);
 	int i, j;
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", name);
+		return ferry_fail(msg, -ENOENT, "no port %s", name);
 	for (i = 0; i < f->n_ports; i++)
 		if (f->ports[i] != p && f->ports[i]->peer == p)
-			return ferry_fail(msg, len, -EBUSY,
+			return ferry_fail(msg, -EBUSY,
 					  "port %s is the egress of "
 					  "'xconnect %s %s'; "
 					  "delete that first",
@@ -893,22 +889,22 @@ static void app_wire_apply(struct ferry_port *p)
 }
 
 int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
-		  const char *peer_name, char *msg, size_t len)
+		  const char *peer_name, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port), *peer = NULL;
 	uint32_t i, missing = 0;
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (app == FERRY_APP_XCONNECT) {
 		peer = ferry_port_find(f, peer_name);
 		if (!peer)
-			return ferry_fail(msg, len, -ENOENT, "no port %s",
+			return ferry_fail(msg, -ENOENT, "no port %s",
 					  peer_name);
 		/* Frames of a spread port live in its owner's UMEM; another
 		 * worker's egress socket cannot send them without a copy. */
 		if (p->spread_n || peer->spread_n)
-			return ferry_fail(msg, len, -EOPNOTSUPP,
+			return ferry_fail(msg, -EOPNOTSUPP,
 					  "port %s is spread over workers "
 					  "(software RSS): it takes drop and "
 					  "reflect, not xconnect",
@@ -916,13 +912,13 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	}
 	if (app == FERRY_APP_ROUTE) {
 		if (p->spread_n || p->dpdk)
-			return ferry_fail(msg, len, -EOPNOTSUPP,
+			return ferry_fail(msg, -EOPNOTSUPP,
 					  "port %s: route takes ports served "
 					  "per queue by native AF_XDP sockets "
 					  "(not spread, not dpdk)",
 					  p->name);
 		if (!f->router) {
-			f->router = ferry_router_create(f, msg, len);
+			f->router = ferry_router_create(f, msg);
 			if (!f->router)
 				return -EIO;
 		}
@@ -930,7 +926,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	if (app != FERRY_APP_NONE &&
 	    (p->state == FERRY_PORT_FAILED ||
 	     (peer && peer->state == FERRY_PORT_FAILED)))
-		return ferry_fail(msg, len, -ENETDOWN,
+		return ferry_fail(msg, -ENETDOWN,
 				  "port %s has failed (%s); 'port del' and "
 				  "'port add' it first",
 				  p->state == FERRY_PORT_FAILED ? p->name
@@ -979,7 +975,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 }
 
 int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
-		       enum ferry_path path, char *msg, size_t len)
+		       enum ferry_path path, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port), *out;
 	enum ferry_path old;
@@ -987,34 +983,34 @@ int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
 	int err;
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	out = ferry_port_find(f, peer);
 	if (!out)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", peer);
+		return ferry_fail(msg, -ENOENT, "no port %s", peer);
 	if (path == FERRY_PATH_KERNEL &&
 	    ferry_kpath_refusal(p, out, why, sizeof(why)) == -EOPNOTSUPP)
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "xconnect %s %s: path kernel refused: %s",
 				  port, peer, why);
 	old = p->path_req;
 	p->path_req = path;
-	err = ferry_app_set(f, port, FERRY_APP_XCONNECT, peer, msg, len);
+	err = ferry_app_set(f, port, FERRY_APP_XCONNECT, peer, msg);
 	if (err)
 		p->path_req = old;
 	return err;
 }
 
-int ferry_xconnect_del(struct ferry *f, const char *port, char *msg, size_t len)
+int ferry_xconnect_del(struct ferry *f, const char *port, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (p->app != FERRY_APP_XCONNECT)
-		return ferry_fail(msg, len, -ENOENT, "port %s has no xconnect",
+		return ferry_fail(msg, -ENOENT, "port %s has no xconnect",
 				  port);
 	p->path_req = FERRY_PATH_AUTO;
-	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg, len);
+	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg);
 }
 
 /* A generator on an egress needs the workers' TX, and a failed egress
@@ -1032,17 +1028,17 @@ static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
 /* ----------------------------------------------------------- generator */
 
 int ferry_gen_begin(struct ferry *f, const char *port,
-		    struct ferry_gen_params *gp, char *msg, size_t len)
+		    struct ferry_gen_params *gp, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (p->state == FERRY_PORT_FAILED)
-		return ferry_fail(msg, len, -ENETDOWN,
-				  "port %s has failed (%s)", port, p->reason);
+		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
+				  port, p->reason);
 	if (p->gen && ferry_gen_running(p->gen))
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "a generator is running on %s; 'gen "
 				  "stop %s' first",
 				  port, port);
@@ -1058,14 +1054,14 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 		/* The kernel sends live frames out of the interface, the PMD
 		 * aside; the xsk engine needs a native socket. */
 		if (gp->engine == FERRY_GEN_XSK)
-			return ferry_fail(msg, len, -EOPNOTSUPP,
+			return ferry_fail(msg, -EOPNOTSUPP,
 					  "port %s is a DPDK port: the "
 					  "generator's xsk engine needs a "
 					  "native port",
 					  port);
 		gp->engine = FERRY_GEN_LIVE;
 	}
-	p->gen = ferry_gen_start(gp, msg, len);
+	p->gen = ferry_gen_start(gp, msg);
 	if (!p->gen)
 		return -errno;
 	kpath_egress_changed(f, p);
@@ -1078,15 +1074,14 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	return 0;
 }
 
-int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len)
+int ferry_gen_end(struct ferry *f, const char *port, struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port);
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (!p->gen)
-		return ferry_fail(msg, len, -ENOENT, "no generator on %s",
-				  port);
+		return ferry_fail(msg, -ENOENT, "no generator on %s", port);
 	/* The object stays: its counters are readable until the next start. */
 	ferry_gen_stop(p->gen);
 	kpath_egress_changed(f, p);
@@ -1104,7 +1099,7 @@ int ferry_port_count(const struct ferry *f)
 
 int ferry_ports_del_all(struct ferry *f)
 {
-	char msg[256];
+	struct ferry_err msg;
 	int i, failed = 0;
 
 	while (f->n_ports) {
@@ -1114,11 +1109,10 @@ int ferry_ports_del_all(struct ferry *f)
 
 			if (p->peer && p->peer != p)
 				ferry_app_set(f, p->name, FERRY_APP_NONE, NULL,
-					      msg, sizeof(msg));
+					      &msg);
 		}
-		if (ferry_port_del(f, f->ports[f->n_ports - 1]->name, msg,
-				   sizeof(msg))) {
-			log_err("deleting ports: %s", msg);
+		if (ferry_port_del(f, f->ports[f->n_ports - 1]->name, &msg)) {
+			log_err("deleting ports: %s", msg.msg);
 			failed++;
 			break;
 		}
@@ -1153,8 +1147,8 @@ void ferry_route_process(struct ferry *f)
 		ferry_router_process(f->router);
 }
 
-json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
-		       size_t len)
+json_t *ferry_fib_show(struct ferry *f, const char *prefix,
+		       struct ferry_err *msg)
 {
 	if (!f->router) {
 		uint8_t a[16];
@@ -1162,11 +1156,11 @@ json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
 		int fam;
 
 		if (prefix &&
-		    ferry_route_prefix_parse(prefix, &fam, a, &l, msg, len))
+		    ferry_route_prefix_parse(prefix, &fam, a, &l, msg))
 			return NULL;
 		return json_array(); /* no route port: nothing followed */
 	}
-	return ferry_router_fib_show(f->router, prefix, msg, len);
+	return ferry_router_fib_show(f->router, prefix, msg);
 }
 
 json_t *ferry_neigh_show(struct ferry *f)

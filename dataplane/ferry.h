@@ -19,6 +19,7 @@
 #include "gen.h"
 #include "worker.h"
 #include "xsk.h"
+#include "ferry_err.h"
 
 #define FERRY_MAX_WORKERS 64
 #define FERRY_MAX_PORTS	  64
@@ -30,10 +31,10 @@ struct ferry *ferry_create(void);
 void ferry_destroy(struct ferry *f);
 
 /* 0 if every CPU in the mask is online and allowed for ferryd. */
-int ferry_cpus_check(uint64_t cpumask, char *msg, size_t len);
+int ferry_cpus_check(uint64_t cpumask, struct ferry_err *msg);
 /* Replaces the workers; only while no ports exist (-EBUSY otherwise). */
 int ferry_workers_set(struct ferry *f, uint64_t cpumask, enum ferry_idle idle,
-		      char *msg, size_t len);
+		      struct ferry_err *msg);
 int ferry_port_count(const struct ferry *f);
 /* CPUs of the running workers; 0 before any started. */
 uint64_t ferry_worker_cpus(const struct ferry *f);
@@ -57,8 +58,8 @@ struct ferry_port_params {
 	bool xdp_restore; /* put our program back if another tool takes it */
 };
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
-		   char *msg, size_t len);
-int ferry_port_del(struct ferry *f, const char *name, char *msg, size_t len);
+		   struct ferry_err *msg);
+int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg);
 
 const char *ferry_app_name(enum ferry_app app);
 
@@ -83,15 +84,15 @@ const char *ferry_path_name(enum ferry_path path);
 
 /* xconnect (peer names the egress port), reflect, drop, none. */
 int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
-		  const char *peer, char *msg, size_t len);
-int ferry_xconnect_del(struct ferry *f, const char *port, char *msg,
-		       size_t len);
+		  const char *peer, struct ferry_err *msg);
+int ferry_xconnect_del(struct ferry *f, const char *port,
+		       struct ferry_err *msg);
 /*
  * xconnect with the path asked for: as ferry_app_set, and first refuses
  * (-EOPNOTSUPP, with the fix in msg) a path kernel that cannot work.
  */
 int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
-		       enum ferry_path path, char *msg, size_t len);
+		       enum ferry_path path, struct ferry_err *msg);
 
 /*
  * The router (route app): the netlink socket to watch once a route port
@@ -101,21 +102,21 @@ int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
  */
 int ferry_route_fd(const struct ferry *f);
 void ferry_route_process(struct ferry *f);
-json_t *ferry_fib_show(struct ferry *f, const char *prefix, char *msg,
-		       size_t len);
+json_t *ferry_fib_show(struct ferry *f, const char *prefix,
+		       struct ferry_err *msg);
 json_t *ferry_neigh_show(struct ferry *f);
 
 /* p->ifindex, src_mac and cpu are filled in from the port. */
 int ferry_gen_begin(struct ferry *f, const char *port,
-		    struct ferry_gen_params *p, char *msg, size_t len);
-int ferry_gen_end(struct ferry *f, const char *port, char *msg, size_t len);
+		    struct ferry_gen_params *p, struct ferry_err *msg);
+int ferry_gen_end(struct ferry *f, const char *port, struct ferry_err *msg);
 
 /* JSON views (new references; NULL with msg on a bad filter). */
-json_t *ferry_port_show(struct ferry *f, const char *name, char *msg,
-			size_t len);
+json_t *ferry_port_show(struct ferry *f, const char *name,
+			struct ferry_err *msg);
 json_t *ferry_worker_show(struct ferry *f);
-json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
-		    size_t len);
+json_t *ferry_stats(struct ferry *f, const char *port, int worker,
+		    struct ferry_err *msg);
 void ferry_stats_reset(struct ferry *f);
 /* Prometheus text exposition; malloc'd. */
 char *ferry_metrics(struct ferry *f);

@@ -38,4 +38,20 @@ ferry_errf(struct ferry_err *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Formats the message into e (NULL: nowhere) and returns err (-errno), so a
+ * failing step reads as one statement:
+ *   return ferry_fail(err, -ENOENT, "no port %s", name);
+ */
+__attribute__((format(printf, 3, 4))) static inline int
+ferry_fail(struct ferry_err *e, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ferry_verrf(e, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
 #endif /* FERRY_ERR_H */

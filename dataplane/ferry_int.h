@@ -7,12 +7,13 @@
 #include "port.h"
 #include "port_dpdk.h"
 #include "worker.h"
+#include "ferry_err.h"
 
 /* Hot restart state (takeover.h); all zero when no takeover is going on. */
 struct ferry_handover {
 	/* new side */
 	uint32_t adopt_pid; /* adopting this ferryd's ports; 0: not */
-	int (*release)(void *arg, char *msg, size_t len);
+	int (*release)(void *arg, struct ferry_err *msg);
 	void *release_arg;
 	bool release_done;
 	/* old side */
@@ -67,7 +68,7 @@ _Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
 
 /* The operator's message for a socket that would not bind; returns err. */
 int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
-		    char *msg, size_t len);
+		    struct ferry_err *msg);
 /* The worker pinned to cpu, or NULL. */
 struct ferry_worker *ferry_worker_on_cpu(const struct ferry *f, int cpu);
 
@@ -83,17 +84,17 @@ bool ferry_name_ok(const char *s, size_t max);
  * to close (ferry_port_sockets_close).
  */
 int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
-			    char *msg, size_t len);
+			    struct ferry_err *msg);
 /*
  * Hot restart: the worker threads end (sockets must be gone) and come
  * back on the same CPUs; a parked or idle worker would still take CPU
  * time from the successor's on the same CPU.
  */
 void ferry_workers_stop(struct ferry *f);
-int ferry_workers_restart(struct ferry *f, char *msg, size_t len);
+int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
 /* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
-int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p, char *msg,
-			     size_t len);
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p,
+			     struct ferry_err *msg);
 /* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
 void ferry_port_sockets_close(struct ferry_port *p);
 /* Waits (bounded) until p's RX rings are read and TX rings sent. */

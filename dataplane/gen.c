@@ -121,14 +121,14 @@ static void gen_free(struct ferry_gen *g)
 	free(g);
 }
 
-__attribute__((format(printf, 4, 5))) static struct ferry_gen *
-fail(struct ferry_gen *g, char *msg, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static struct ferry_gen *
+fail(struct ferry_gen *g, struct ferry_err *msg, const char *fmt, ...)
 {
 	va_list ap;
 	int err = errno;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
+	ferry_verrf(msg, fmt, ap);
 	va_end(ap);
 	gen_free(g);
 	errno = err ? err : EINVAL;
@@ -221,20 +221,20 @@ static int xsk_start(struct ferry_gen *g)
 	return 0;
 }
 
-struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
-				  size_t len)
+struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p,
+				  struct ferry_err *msg)
 {
 	struct ferry_gen *g;
 	int err = -EOPNOTSUPP;
 
 	if (p->size < FERRY_GEN_MIN_SIZE || p->size > FERRY_GEN_MAX_SIZE) {
 		errno = EINVAL;
-		return fail(NULL, msg, len, "size must be %d..%d bytes",
+		return fail(NULL, msg, "size must be %d..%d bytes",
 			    FERRY_GEN_MIN_SIZE, FERRY_GEN_MAX_SIZE);
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
-		return fail(NULL, msg, len, "out of memory");
+		return fail(NULL, msg, "out of memory");
 	g->p = *p;
 	if (!g->p.flows)
 		g->p.flows = 1;
@@ -243,7 +243,7 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 	if (p->size > FERRY_GEN_LIVE_MAX_SIZE) {
 		if (p->engine == FERRY_GEN_LIVE) {
 			errno = EINVAL;
-			return fail(g, msg, len,
+			return fail(g, msg,
 				    "engine live sends frames up to %d bytes "
 				    "(its test-run page); use 'engine xsk' "
 				    "or 'engine auto'",
@@ -256,7 +256,7 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 		err = live_load(g);
 		if (err && p->engine == FERRY_GEN_LIVE) {
 			errno = -err;
-			return fail(g, msg, len,
+			return fail(g, msg,
 				    "BPF_PROG_RUN live frames unavailable "
 				    "(%s); use 'engine xsk'",
 				    strerror(-err));
@@ -275,7 +275,7 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
 	}
 	if (err) {
 		errno = -err;
-		return fail(g, msg, len, "cannot start the generator: %s",
+		return fail(g, msg, "cannot start the generator: %s",
 			    strerror(-err));
 	}
 	return g;

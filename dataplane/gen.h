@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 #define FERRY_GEN_MIN_SIZE 42 /* Ethernet + IPv4 + UDP headers */
 /* MTU 9000 plus the Ethernet header: sent as a multi-buffer chain. */
 #define FERRY_GEN_MAX_SIZE 9014
@@ -62,8 +64,8 @@ void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *buf);
  * xsk (installs a ferry_txgen on p->pq, pausing its worker for a moment).
  * NULL with msg filled on error.
  */
-struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p, char *msg,
-				  size_t len);
+struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p,
+				  struct ferry_err *msg);
 /* Stops the thread (waits for the call in flight); counters stay readable. */
 void ferry_gen_stop(struct ferry_gen *g);
 /* Stops and unloads. */

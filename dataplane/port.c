@@ -457,16 +457,16 @@ static int skel_load_any(struct ferry_port *p)
  * the daemon a hot restart takes over from) holds it.
  */
 static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
-			   struct xdp_owner *o, char *msg, size_t len)
+			   struct xdp_owner *o, struct ferry_err *msg)
 {
 	int err = xdp_owner_get(ifname, ifindex, o);
 
 	if (err)
-		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
-				  ifname, strerror(-err));
+		return ferry_fail(msg, err, "%s: cannot query XDP: %s", ifname,
+				  strerror(-err));
 	if (o->prog_id && o->no_bpffs)
 		return ferry_fail(
-			msg, len, -EBUSY,
+			msg, -EBUSY,
 			"%s has XDP program '%s' (id %u) and ferry cannot "
 			"tell whether a killed ferryd left it: bpffs, where "
 			"ferryd pins its programs, is not mounted on "
@@ -475,31 +475,30 @@ static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
 			ifname, o->name, o->prog_id, ifname);
 	if (o->prog_id && !o->is_ferry)
 		return ferry_fail(
-			msg, len, -EBUSY,
+			msg, -EBUSY,
 			"%s already has XDP program '%s' (id %u) that "
 			"ferry did not load; remove it first "
 			"(ip link set dev %s xdp off)",
 			ifname, o->name, o->prog_id, ifname);
 	if (o->prog_id && pid_is_live_ferryd(o->owner_pid) &&
 	    o->owner_pid != allow_pid)
-		return ferry_fail(msg, len, -EBUSY,
-				  "%s is driven by ferryd pid %u", ifname,
-				  o->owner_pid);
+		return ferry_fail(msg, -EBUSY, "%s is driven by ferryd pid %u",
+				  ifname, o->owner_pid);
 	return 0;
 }
 
 /* xdp_owner_check, keeping nothing open. */
 static int xdp_owner_check_put(const char *ifname, int ifindex,
 			       uint32_t allow_pid, struct xdp_owner *o,
-			       char *msg, size_t len)
+			       struct ferry_err *msg)
 {
-	int err = xdp_owner_check(ifname, ifindex, allow_pid, o, msg, len);
+	int err = xdp_owner_check(ifname, ifindex, allow_pid, o, msg);
 
 	xdp_owner_put(o);
 	return err;
 }
 
-int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
+int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg)
 {
 	struct ferry_xdp_cfg cfg = {
 		.n_rules = 0,
@@ -518,14 +517,13 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
 		if (p->spread_n && (p->req.spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
-	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg,
-				  len);
+	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg);
 	if (err)
 		return err;
 	err = ferry_pin_dir(p->ifname, !p->adopt_pid, o.is_ferry, p->pin_dir,
 			    sizeof(p->pin_dir));
 	if (err && err != -ENOENT)
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "%s: cannot pin its program in %s/%s: %s "
 				  "(the directory must belong to ferryd's "
 				  "user: chown -R ferry:ferry %s)",
@@ -539,14 +537,14 @@ int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len)
 
 	err = skel_load_any(p);
 	if (err)
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "cannot load the XDP classifier: %s",
 				  strerror(-err));
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
 				  &cfg, 0);
 	if (err) {
 		err = -errno;
-		ferry_fail(msg, len, err, "cannot configure the classifier: %s",
+		ferry_fail(msg, err, "cannot configure the classifier: %s",
 			   strerror(-err));
 		ferry_port_xdp_unload(p);
 		return err;
@@ -583,7 +581,7 @@ void ferry_port_xsks_unmap(struct ferry_port *p)
 					      p->spread_n ? i : p->pq[i].queue);
 }
 
-int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
+int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg)
 {
 	uint32_t mode =
 		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
@@ -596,12 +594,12 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 	/* Look again: the interface may have changed since the load. */
 	err = xdp_owner_get(p->ifname, p->ifindex, &o);
 	if (err)
-		return ferry_fail(msg, len, err, "%s: cannot query XDP: %s",
+		return ferry_fail(msg, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
 	if (o.prog_id && (!o.is_ferry || (pid_is_live_ferryd(o.owner_pid) &&
 					  o.owner_pid != p->adopt_pid))) {
 		xdp_owner_put(&o);
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "%s: XDP program '%s' (id %u) appeared; "
 				  "not replacing it",
 				  p->ifname, o.name, o.prog_id);
@@ -641,14 +639,14 @@ int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len)
 				     mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	}
 	if (err == -EOPNOTSUPP && !p->xdp_generic)
-		return ferry_fail(msg, len, err,
+		return ferry_fail(msg, err,
 				  "%s (driver %s) has no native XDP; add "
 				  "'xdp generic' (slower: runs after the skb "
 				  "is built)",
 				  p->ifname, p->driver);
 	if (err)
 		return ferry_fail(
-			msg, len, err, "%s: cannot attach XDP in %s mode: %s",
+			msg, err, "%s: cannot attach XDP in %s mode: %s",
 			p->ifname, p->xdp_generic ? "generic" : "native",
 			strerror(-err));
 	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &ilen))
@@ -758,13 +756,13 @@ int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out)
 }
 
 int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
-			      char *msg, size_t len)
+			      struct ferry_err *msg)
 {
 	struct xdp_owner o;
 	int err;
 
 	*stale_fd = -1;
-	err = xdp_owner_check(ifname, ifindex, 0, &o, msg, len);
+	err = xdp_owner_check(ifname, ifindex, 0, &o, msg);
 	if (err) {
 		xdp_owner_put(&o);
 		return err;

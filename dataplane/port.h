@@ -23,6 +23,7 @@
 #include "profiles.h"
 #include "worker.h"
 #include "xsk.h"
+#include "ferry_err.h"
 
 #define FERRY_NAME_MAX 32
 
@@ -119,7 +120,7 @@ int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
  * interface is free: 0, or -EBUSY with msg when a foreign program or a live
  * ferryd holds it.
  */
-int ferry_port_xdp_load(struct ferry_port *p, char *msg, size_t len);
+int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg);
 /*
  * After the skeleton is loaded: attaches the xdp_cpumap_enqueue tracepoint
  * program, which counts the drops of p's own CPUMAP; 0 or -errno.
@@ -155,7 +156,7 @@ int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
  */
 void ferry_port_xsks_unmap(struct ferry_port *p);
 /* Attaches (replacing a stale ferry program); 0 or -errno with msg. */
-int ferry_port_xdp_attach(struct ferry_port *p, char *msg, size_t len);
+int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg);
 /* Detaches only if the attached program is still ours. */
 void ferry_port_xdp_detach(struct ferry_port *p);
 void ferry_port_xdp_unload(struct ferry_port *p);
@@ -168,7 +169,7 @@ void ferry_port_xdp_unload(struct ferry_port *p);
  * interface, or a program is there and bpffs is not mounted.
  */
 int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
-			      char *msg, size_t len);
+			      struct ferry_err *msg);
 /*
  * Pins the program and config map of p's classifier as the interface's
  * (takeover.h); for loaders other than ferry. Logs what it cannot pin.

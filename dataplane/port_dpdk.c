@@ -71,7 +71,7 @@ static bool hugepages_free(void)
  * are ferry's own threads, not lcores. EAL pins the calling thread (the
  * control thread) to its main lcore; we put its affinity back.
  */
-static int eal_start(struct ferry_dpdk *d, char *msg, size_t len)
+static int eal_start(struct ferry_dpdk *d, struct ferry_err *msg)
 {
 	uint64_t allowed = ferry_allowed_cpus();
 	char lcore[16], *argv[16];
@@ -81,7 +81,7 @@ static int eal_start(struct ferry_dpdk *d, char *msg, size_t len)
 	if (d->eal_up)
 		return 0;
 	if (d->eal_err)
-		return ferry_fail(msg, len, d->eal_err,
+		return ferry_fail(msg, d->eal_err,
 				  "DPDK EAL failed to start earlier (%s); it "
 				  "starts once per process: restart ferryd",
 				  strerror(-d->eal_err));
@@ -114,7 +114,7 @@ static int eal_start(struct ferry_dpdk *d, char *msg, size_t len)
 		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
 	if (ret < 0) {
 		d->eal_err = -(rte_errno ? rte_errno : EINVAL);
-		return ferry_fail(msg, len, d->eal_err,
+		return ferry_fail(msg, d->eal_err,
 				  "DPDK EAL did not start: %s (see ferryd's "
 				  "log)",
 				  rte_strerror(rte_errno));
@@ -180,8 +180,8 @@ err_pool:
 }
 
 static struct rte_mempool *pool_get(struct ferry_dpdk *d,
-				    const struct ferry_worker *w, char *msg,
-				    size_t len)
+				    const struct ferry_worker *w,
+				    struct ferry_err *msg)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct rte_mempool *mp = d->pools[w->id];
@@ -191,7 +191,7 @@ static struct rte_mempool *pool_get(struct ferry_dpdk *d,
 	snprintf(name, sizeof(name), "ferry_w%d_%u", w->id, d->pool_gen++);
 	mp = umem_pool_create(name);
 	if (!mp) {
-		ferry_fail(msg, len, -ENOMEM,
+		ferry_fail(msg, -ENOMEM,
 			   "cannot create the mbuf pool of worker %d: %s",
 			   w->id, rte_strerror(rte_errno));
 		return NULL;
@@ -199,7 +199,7 @@ static struct rte_mempool *pool_get(struct ferry_dpdk *d,
 	/* The PMD registers the pool as one UMEM from its first chunk. */
 	if (mp->nb_mem_chunks != 1) {
 		rte_mempool_free(mp);
-		ferry_fail(msg, len, -ENOMEM,
+		ferry_fail(msg, -ENOMEM,
 			   "the mbuf pool of worker %d is not in one piece of "
 			   "memory, as the af_xdp PMD needs",
 			   w->id);
@@ -232,8 +232,8 @@ static void vdev_close(struct ferry_dpdk_port *dp)
 }
 
 static int vdev_open(struct ferry *f, struct ferry_port *p,
-		     struct ferry_dpdk_port *dp, uint32_t *n_pooled, char *msg,
-		     size_t len)
+		     struct ferry_dpdk_port *dp, uint32_t *n_pooled,
+		     struct ferry_err *msg)
 {
 	struct rte_eth_conf conf;
 	char args[256];
@@ -244,8 +244,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 	ferry_dpdk_xsk_fds_mark(dp, false);
 	fd = ferry_dpdk_prog_memfd();
 	if (fd < 0)
-		return ferry_fail(msg, len, fd,
-				  "cannot stage the classifier: %s",
+		return ferry_fail(msg, fd, "cannot stage the classifier: %s",
 				  strerror(-fd));
 	snprintf(args, sizeof(args),
 		 "iface=%s,start_queue=%u,queue_count=%u,"
@@ -257,7 +256,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 	ferry_dpdk_leaks_ignored(false);
 	if (err) {
 		close(fd);
-		return ferry_fail(msg, len, err < 0 ? err : -EINVAL,
+		return ferry_fail(msg, err < 0 ? err : -EINVAL,
 				  "%s: the af_xdp PMD refused '%s' (see "
 				  "ferryd's log)",
 				  p->ifname, args);
@@ -268,13 +267,13 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 		err = rte_eth_dev_configure(dp->port_id, (uint16_t)p->n_queues,
 					    (uint16_t)p->n_queues, &conf);
 	if (err) {
-		ferry_fail(msg, len, err, "%s: cannot configure the ethdev: %s",
+		ferry_fail(msg, err, "%s: cannot configure the ethdev: %s",
 			   p->ifname, rte_strerror(-err));
 		goto err_vdev;
 	}
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_worker *w = f->workers[i % (uint32_t)f->n_workers];
-		struct rte_mempool *mp = pool_get(f->dpdk, w, msg, len);
+		struct rte_mempool *mp = pool_get(f->dpdk, w, msg);
 
 		if (!mp) {
 			err = -ENOMEM;
@@ -306,7 +305,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 				dp->port_id, (uint16_t)i, FERRY_DPDK_RING_SIZE,
 				(unsigned int)SOCKET_ID_ANY, NULL);
 		if (err) {
-			ferry_fail(msg, len, err < 0 ? err : -EINVAL,
+			ferry_fail(msg, err < 0 ? err : -EINVAL,
 				   "%s queue %u: the af_xdp PMD cannot set it "
 				   "up (see ferryd's log)",
 				   p->ifname, p->q_first + i);
@@ -315,7 +314,7 @@ static int vdev_open(struct ferry *f, struct ferry_port *p,
 	}
 	err = rte_eth_dev_start(dp->port_id);
 	if (err) {
-		ferry_fail(msg, len, err, "%s: cannot start the ethdev: %s",
+		ferry_fail(msg, err, "%s: cannot start the ethdev: %s",
 			   p->ifname, rte_strerror(-err));
 		goto err_vdev;
 	}
@@ -352,8 +351,8 @@ static uint32_t pmd_max_queues(const char *ifname)
 }
 
 /* Each worker's pool has room for so many DPDK queues. */
-static int queues_fit(struct ferry *f, const struct ferry_port *p, char *msg,
-		      size_t len)
+static int queues_fit(struct ferry *f, const struct ferry_port *p,
+		      struct ferry_err *msg)
 {
 	uint32_t want[FERRY_MAX_WORKERS] = {0}, i;
 
@@ -364,7 +363,7 @@ static int queues_fit(struct ferry *f, const struct ferry_port *p, char *msg,
 		if (f->dpdk->pool_queues[w->id] + ++want[w->id] >
 		    FERRY_DPDK_QUEUES_PER_WORKER)
 			return ferry_fail(
-				msg, len, -ENOSPC,
+				msg, -ENOSPC,
 				"worker %d would serve more than %d DPDK "
 				"queues (its mbuf pool holds %d mbufs); add "
 				"workers or use fewer queues",
@@ -383,41 +382,40 @@ static void pools_put(struct ferry *f, const struct ferry_port *p, uint32_t n)
 		pool_put(f->dpdk, f->workers[i % (uint32_t)f->n_workers]);
 }
 
-int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
-			 size_t len)
+int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p,
+			 struct ferry_err *msg)
 {
 	struct ferry_dpdk_port *dp;
 	uint32_t i, n_pooled = 0, max_q;
 	int err, stale_fd;
 
 	if (p->req.mode == FERRY_XSK_ZC)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "backend dpdk: the af_xdp PMD takes "
 				  "zero-copy when the driver has it but cannot "
 				  "insist; use 'mode auto' or 'mode copy'");
 	if (p->xdp_generic)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "backend dpdk: the af_xdp PMD attaches XDP "
 				  "in the driver's mode; drop 'xdp generic'");
 	if (p->req.busy_poll)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "backend dpdk: 'busy-poll on' is not "
 				  "supported (the PMD's busy_budget needs a "
 				  "zero-copy socket)");
 	max_q = pmd_max_queues(p->ifname);
 	if (p->n_queues > max_q)
-		return ferry_fail(msg, len, -ERANGE,
+		return ferry_fail(msg, -ERANGE,
 				  "backend dpdk: the af_xdp PMD serves at most "
 				  "%u queue(s) of %s (its combined channel "
 				  "count); use 'queues %u' or 'queues A-A'",
 				  max_q, p->ifname, max_q);
-	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale_fd, msg,
-					len);
+	err = ferry_port_xdp_check_free(p->ifname, p->ifindex, &stale_fd, msg);
 	if (err)
 		return err;
 	/* A stale program is a dead ferryd's: off it goes, port or not. */
 	if (stale_fd >= 0) {
-		err = ferry_dpdk_stale_detach(p, stale_fd, msg, len);
+		err = ferry_dpdk_stale_detach(p, stale_fd, msg);
 		close(stale_fd);
 		if (err)
 			return err;
@@ -426,11 +424,11 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 	if (!f->dpdk) {
 		f->dpdk = calloc(1, sizeof(*f->dpdk));
 		if (!f->dpdk)
-			return ferry_fail(msg, len, -ENOMEM, "out of memory");
+			return ferry_fail(msg, -ENOMEM, "out of memory");
 	}
-	err = eal_start(f->dpdk, msg, len);
+	err = eal_start(f->dpdk, msg);
 	if (!err)
-		err = queues_fit(f, p, msg, len);
+		err = queues_fit(f, p, msg);
 	if (err)
 		return err;
 
@@ -439,13 +437,13 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		dp->dq = calloc(p->n_queues, sizeof(*dp->dq));
 	if (!dp || !dp->dq) {
 		free(dp);
-		return ferry_fail(msg, len, -ENOMEM, "out of memory");
+		return ferry_fail(msg, -ENOMEM, "out of memory");
 	}
 	snprintf(dp->vdev, sizeof(dp->vdev), "net_af_xdp_%s", p->name);
-	err = vdev_open(f, p, dp, &n_pooled, msg, len);
+	err = vdev_open(f, p, dp, &n_pooled, msg);
 	if (err)
 		goto err_pools;
-	err = ferry_dpdk_prog_adopt(p, msg, len);
+	err = ferry_dpdk_prog_adopt(p, msg);
 	if (err)
 		goto err_vdev;
 
@@ -462,8 +460,8 @@ int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
 		err = ferry_worker_dq_add(w, pq);
 		ferry_worker_resume(w);
 		if (err) {
-			ferry_fail(msg, len, err,
-				   "worker %d serves too many queues", w->id);
+			ferry_fail(msg, err, "worker %d serves too many queues",
+				   w->id);
 			goto err_workers;
 		}
 	}

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "ferry_err.h"
 
 struct ferry;
 struct ferry_port;
@@ -44,8 +45,8 @@ bool ferry_dpdk_built(void);
  * with msg and nothing left behind. Built without DPDK it only refuses,
  * and p may be NULL.
  */
-int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
-			 size_t len);
+int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p,
+			 struct ferry_err *msg);
 /* Undoes ferry_dpdk_port_open: queues off the workers, the vdev closed
  * (the PMD detaches the program), the maps let go. */
 void ferry_dpdk_port_close(struct ferry *f, struct ferry_port *p);

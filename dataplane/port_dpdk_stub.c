@@ -10,10 +10,10 @@ bool ferry_dpdk_built(void)
 	return false;
 }
 
-int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p, char *msg,
-			 size_t len)
+int ferry_dpdk_port_open(struct ferry *f, struct ferry_port *p,
+			 struct ferry_err *msg)
 {
-	return ferry_fail(msg, len, -ENOTSUP,
+	return ferry_fail(msg, -ENOTSUP,
 			  "ferryd was built without DPDK "
 			  "(meson -Ddpdk=enabled)");
 }

@@ -159,8 +159,8 @@ struct ferry_proxy {
 
 /* ---------------------------------------------------------- addresses */
 
-int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
-			   size_t len)
+int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a,
+			   struct ferry_err *msg)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)&a->ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&a->ss;
@@ -194,8 +194,8 @@ int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
 		port = port * 10 + (unsigned long)(*p - '0');
 	}
 	if (port < 1 || port > 65535)
-		return ferry_fail(msg, len, -ERANGE,
-				  "'%s': port must be 1-65535", s);
+		return ferry_fail(msg, -ERANGE, "'%s': port must be 1-65535",
+				  s);
 	if (v6 && inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = htons((uint16_t)port);
@@ -209,7 +209,7 @@ int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
 		return 0;
 	}
 bad:
-	return ferry_fail(msg, len, -EINVAL,
+	return ferry_fail(msg, -EINVAL,
 			  "'%s' is not ADDR:PORT (an IPv4 address, or an "
 			  "IPv6 one in brackets: [::1]:80)",
 			  s);
@@ -243,7 +243,7 @@ static void *map_mmap(struct bpf_map *m, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
+static int bpf_load(struct ferry_proxy *px, struct ferry_err *msg)
 {
 	struct ferry_proxy_bpf *skel;
 	int prog, err;
@@ -251,7 +251,7 @@ static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
 
 	skel = ferry_proxy_bpf__open_and_load();
 	if (!skel)
-		return ferry_fail(msg, len, -errno,
+		return ferry_fail(msg, -errno,
 				  "cannot load the proxy's BPF program: %s",
 				  strerror(errno));
 	prog = bpf_program__fd(skel->progs.ferry_proxy_verdict);
@@ -259,8 +259,7 @@ static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
 	/* libbpf 1.1 has no SEC("sk_skb/verdict"): attach by hand. */
 	if (bpf_prog_attach(prog, px->map_fd, BPF_SK_SKB_VERDICT, 0)) {
 		err = -errno;
-		ferry_fail(msg, len, err,
-			   "cannot attach the sk_skb verdict: %s",
+		ferry_fail(msg, err, "cannot attach the sk_skb verdict: %s",
 			   strerror(-err));
 		goto err_skel;
 	}
@@ -286,7 +285,7 @@ static int bpf_load(struct ferry_proxy *px, char *msg, size_t len)
 err_ctrs:
 	munmap(c, px->ctrs_len);
 err_map:
-	ferry_fail(msg, len, err, "cannot map the proxy counters: %s",
+	ferry_fail(msg, err, "cannot map the proxy counters: %s",
 		   strerror(-err));
 err_skel:
 	ferry_proxy_bpf__destroy(skel);
@@ -994,7 +993,7 @@ static struct listener *find(struct ferry_proxy *px, const char *name)
 }
 
 static int listen_on(const struct ferry_proxy_addr *a, const char *name,
-		     uint64_t limit, char *msg, size_t len)
+		     uint64_t limit, struct ferry_err *msg)
 {
 	char at[64];
 	int fd, one = 1, err;
@@ -1003,8 +1002,8 @@ static int listen_on(const struct ferry_proxy_addr *a, const char *name,
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
 	if (fd < 0)
-		return ferry_fail(msg, len, -errno, "proxy %s: socket: %s",
-				  name, strerror(errno));
+		return ferry_fail(msg, -errno, "proxy %s: socket: %s", name,
+				  strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (a->ss.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
@@ -1013,51 +1012,50 @@ static int listen_on(const struct ferry_proxy_addr *a, const char *name,
 	    listen(fd, LISTEN_BACKLOG)) {
 		err = -errno;
 		close(fd);
-		return ferry_fail(msg, len, err,
-				  "proxy %s: cannot listen on %s: %s", name, at,
-				  strerror(-err));
+		return ferry_fail(msg, err, "proxy %s: cannot listen on %s: %s",
+				  name, at, strerror(-err));
 	}
 	return fd;
 }
 
 int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
-		    char *msg, size_t len)
+		    struct ferry_err *msg)
 {
 	struct listener *l = NULL;
 	int i, fd, rc = 0;
 
 	if (!ferry_name_ok(pp->name, FERRY_PROXY_NAME_MAX))
 		return ferry_fail(
-			msg, len, -EINVAL,
+			msg, -EINVAL,
 			"bad proxy name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
 			pp->name, FERRY_PROXY_NAME_MAX - 1);
 	/* A mark over the receive buffer (rcvbuf_set) would only be met
 	 * when the window runs low. */
 	if (pp->coalesce > pp->limit / 8)
-		return ferry_fail(msg, len, -ERANGE,
+		return ferry_fail(msg, -ERANGE,
 				  "coalesce %u is over limit/8 (%llu), the "
 				  "receive buffer",
 				  pp->coalesce,
 				  (unsigned long long)(pp->limit / 8));
 	pthread_mutex_lock(&px->lock);
 	if (find(px, pp->name)) {
-		rc = ferry_fail(msg, len, -EEXIST, "proxy %s exists", pp->name);
+		rc = ferry_fail(msg, -EEXIST, "proxy %s exists", pp->name);
 		goto out;
 	}
 	for (i = 0; i < FERRY_PROXY_MAX && !l; i++)
 		if (!px->ls[i].used)
 			l = &px->ls[i];
 	if (!l) {
-		rc = ferry_fail(msg, len, -ENOSPC, "at most %d proxies",
+		rc = ferry_fail(msg, -ENOSPC, "at most %d proxies",
 				FERRY_PROXY_MAX);
 		goto out;
 	}
 	if (!px->skel) {
-		rc = bpf_load(px, msg, len);
+		rc = bpf_load(px, msg);
 		if (rc)
 			goto out;
 	}
-	fd = listen_on(&pp->listen, pp->name, pp->limit, msg, len);
+	fd = listen_on(&pp->listen, pp->name, pp->limit, msg);
 	if (fd < 0) {
 		rc = fd;
 		goto out;
@@ -1073,7 +1071,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 	rc = ep_add(px, fd, tok(TOK_LISTEN, (uint32_t)(l - px->ls), l->gen));
 	if (rc) {
 		close(fd);
-		rc = ferry_fail(msg, len, rc, "proxy %s: epoll: %s", pp->name,
+		rc = ferry_fail(msg, rc, "proxy %s: epoll: %s", pp->name,
 				strerror(-rc));
 		goto out;
 	}
@@ -1083,8 +1081,8 @@ out:
 	return rc;
 }
 
-int ferry_proxy_del(struct ferry_proxy *px, const char *name, char *msg,
-		    size_t len)
+int ferry_proxy_del(struct ferry_proxy *px, const char *name,
+		    struct ferry_err *msg)
 {
 	struct listener *l;
 	int i;
@@ -1093,7 +1091,7 @@ int ferry_proxy_del(struct ferry_proxy *px, const char *name, char *msg,
 	l = find(px, name);
 	if (!l) {
 		pthread_mutex_unlock(&px->lock);
-		return ferry_fail(msg, len, -ENOENT, "no proxy %s", name);
+		return ferry_fail(msg, -ENOENT, "no proxy %s", name);
 	}
 	/* Closing removes it from the epoll set; a token already fetched
 	 * finds the generation gone. Its flows carry on, ownerless. */
@@ -1193,8 +1191,8 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		l->last_abort[0] ? l->last_abort : NULL, "flows", flows);
 }
 
-json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
-			 size_t len)
+json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name,
+			 struct ferry_err *msg)
 {
 	struct ferry_proxy_misc misc = {0};
 	json_t *arr, *out = NULL;
@@ -1203,7 +1201,7 @@ json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
 
 	pthread_mutex_lock(&px->lock);
 	if (name && !find(px, name)) {
-		ferry_fail(msg, len, -ENOENT, "no proxy %s", name);
+		ferry_fail(msg, -ENOENT, "no proxy %s", name);
 		goto out;
 	}
 	arr = json_array();

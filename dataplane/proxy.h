@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "ferry_err.h"
+
 #define FERRY_PROXY_NAME_MAX	     32
 #define FERRY_PROXY_MAX		     64
 #define FERRY_PROXY_LIMIT_DEFAULT    (4ull << 20)
@@ -68,12 +70,12 @@ struct ferry_proxy *ferry_proxy_create(void);
 void ferry_proxy_destroy(struct ferry_proxy *px);
 
 int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
-		    char *msg, size_t len);
-int ferry_proxy_del(struct ferry_proxy *px, const char *name, char *msg,
-		    size_t len);
+		    struct ferry_err *msg);
+int ferry_proxy_del(struct ferry_proxy *px, const char *name,
+		    struct ferry_err *msg);
 /* {"proxies":[...], "draining_flows":N}; NULL with msg if name unknown. */
-json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name, char *msg,
-			 size_t len);
+json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name,
+			 struct ferry_err *msg);
 /* How many proxies listen. */
 int ferry_proxy_count(struct ferry_proxy *px);
 /* The i-th proxy's params as added (name copied into name); 0 or -ENOENT. */
@@ -81,8 +83,8 @@ int ferry_proxy_get(struct ferry_proxy *px, int i,
 		    struct ferry_proxy_params *pp, char *name, size_t name_len);
 
 /* "1.2.3.4:80" or "[::1]:80". */
-int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a, char *msg,
-			   size_t len);
+int ferry_proxy_addr_parse(const char *s, struct ferry_proxy_addr *a,
+			   struct ferry_err *msg);
 void ferry_proxy_addr_text(const struct ferry_proxy_addr *a, char *buf,
 			   size_t len);
 

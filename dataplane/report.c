@@ -142,14 +142,14 @@ static json_t *port_json(const struct ferry_port *p)
 	return o;
 }
 
-json_t *ferry_port_show(struct ferry *f, const char *name, char *msg,
-			size_t len)
+json_t *ferry_port_show(struct ferry *f, const char *name,
+			struct ferry_err *msg)
 {
 	json_t *arr;
 	int i;
 
 	if (name && !ferry_port_find(f, name)) {
-		snprintf(msg, len, "no port %s", name);
+		ferry_errf(msg, "no port %s", name);
 		return NULL;
 	}
 	arr = json_array();
@@ -450,19 +450,19 @@ static json_t *ledger_json(struct ferry *f)
 	return o;
 }
 
-json_t *ferry_stats(struct ferry *f, const char *port, int worker, char *msg,
-		    size_t len)
+json_t *ferry_stats(struct ferry *f, const char *port, int worker,
+		    struct ferry_err *msg)
 {
 	json_t *o, *ports, *workers, *gens;
 	int i;
 
 	if (port && !ferry_port_find(f, port)) {
-		snprintf(msg, len, "no port %s", port);
+		ferry_errf(msg, "no port %s", port);
 		return NULL;
 	}
 	if (worker >= f->n_workers) {
-		snprintf(msg, len, "no worker %d (%d configured)", worker,
-			 f->n_workers);
+		ferry_errf(msg, "no worker %d (%d configured)", worker,
+			   f->n_workers);
 		return NULL;
 	}
 	o = json_object();

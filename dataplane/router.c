@@ -273,22 +273,22 @@ void ferry_router_ports_changed(struct ferry_router *r)
 	local_sync(r);
 }
 
-struct ferry_router *ferry_router_create(struct ferry *f, char *msg, size_t len)
+struct ferry_router *ferry_router_create(struct ferry *f, struct ferry_err *msg)
 {
 	struct ferry_router *r = calloc(1, sizeof(*r));
 	struct nlmirror_params np = {0};
 	struct fib_params fp = {0};
 
 	if (!r) {
-		snprintf(msg, len, "route: out of memory");
+		ferry_errf(msg, "route: out of memory");
 		return NULL;
 	}
 	r->f = f;
 	fp.max_readers = FERRY_MAX_WORKERS;
 	r->fib = fib_create(&fp);
 	if (!r->fib) {
-		snprintf(msg, len, "route: cannot create the FIB: %s",
-			 strerror(errno));
+		ferry_errf(msg, "route: cannot create the FIB: %s",
+			   strerror(errno));
 		goto free_r;
 	}
 	r->ctx.fib = fib_dp(r->fib);
@@ -298,10 +298,10 @@ struct ferry_router *ferry_router_create(struct ferry *f, char *msg, size_t len)
 	np.arg = r;
 	r->nlm = nlmirror_create(&np);
 	if (!r->nlm) {
-		snprintf(msg, len,
-			 "route: cannot follow the kernel's routes over "
-			 "netlink: %s",
-			 strerror(errno));
+		ferry_errf(msg,
+			   "route: cannot follow the kernel's routes over "
+			   "netlink: %s",
+			   strerror(errno));
 		goto destroy_fib;
 	}
 	forwarding_check(r);
@@ -571,7 +571,7 @@ static int fib_walk_cb(void *arg, const uint8_t prefix[16], unsigned len,
 }
 
 int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
-			     unsigned *len, char *msg, size_t msg_len)
+			     unsigned *len, struct ferry_err *msg)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash, *end = NULL;
 	unsigned long l;
@@ -596,20 +596,19 @@ int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
 	*len = (unsigned)l;
 	return 0;
 bad:
-	snprintf(msg, msg_len,
-		 "'%s' is not a prefix (ADDR[/LEN], IPv4 or IPv6)", s);
+	ferry_errf(msg, "'%s' is not a prefix (ADDR[/LEN], IPv4 or IPv6)", s);
 	return -EINVAL;
 }
 
 json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
-			      char *msg, size_t len)
+			      struct ferry_err *msg)
 {
 	struct fib_walk_arg wa = {.r = r};
 	int fam;
 
 	if (prefix) {
 		if (ferry_route_prefix_parse(prefix, &wa.family, wa.prefix,
-					     &wa.len, msg, len))
+					     &wa.len, msg))
 			return NULL;
 		wa.filter = true;
 	}

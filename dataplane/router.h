@@ -19,6 +19,7 @@
 
 #include "ferry.h"
 #include "route.h"
+#include "ferry_err.h"
 
 struct ferry_router;
 struct ferry_port;
@@ -50,8 +51,8 @@ struct ferry_route_wk {
 } __attribute__((aligned(64)));
 
 /* NULL and msg on failure (netlink, memory). */
-struct ferry_router *ferry_router_create(struct ferry *f, char *msg,
-					 size_t len);
+struct ferry_router *ferry_router_create(struct ferry *f,
+					 struct ferry_err *msg);
 void ferry_router_destroy(struct ferry_router *r);
 
 /* The netlink socket to poll; process() reads and applies without blocking. */
@@ -73,12 +74,12 @@ json_t *ferry_router_stats(struct ferry_router *r);
 void ferry_router_stats_reset(struct ferry_router *r);
 /* `fib show [PREFIX]` (NULL: all) and `neigh show`: arrays of objects. */
 json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
-			      char *msg, size_t len);
+			      struct ferry_err *msg);
 json_t *ferry_router_neigh_show(struct ferry_router *r);
 /* "ADDR[/LEN]" (no LEN: a host) into family 4/6, 16 bytes, length; 0 or
  * -EINVAL with msg. */
 int ferry_route_prefix_parse(const char *s, int *family, uint8_t prefix[16],
-			     unsigned *len, char *msg, size_t msg_len);
+			     unsigned *len, struct ferry_err *msg);
 
 /* The worker's route app on one RX queue: frames received. */
 uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq);

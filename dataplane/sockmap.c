@@ -63,7 +63,7 @@ struct ferry_sockmap {
 	struct sm_inst *draining; /* detached, sockets still in its map */
 	json_t *last;		  /* the last detached one, as it ended */
 	enum sm_probe probe;
-	char probe_msg[160];
+	char probe_msg[FERRY_ERR_LEN];
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -112,13 +112,13 @@ static int parse_port(const char *s, size_t n, uint16_t *out)
 }
 
 int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
-			      unsigned *n, char *msg, size_t len)
+			      unsigned *n, struct ferry_err *msg)
 {
 	const char *p = s;
 
 	*n = 0;
 	if (!*s)
-		return ferry_fail(msg, len, -EINVAL, "ports: empty list");
+		return ferry_fail(msg, -EINVAL, "ports: empty list");
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t item = comma ? (size_t)(comma - p) : strlen(p);
@@ -126,7 +126,7 @@ int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
 		struct ferry_sm_port_range r;
 
 		if (*n == FERRY_SM_MAX_RANGES)
-			return ferry_fail(msg, len, -E2BIG,
+			return ferry_fail(msg, -E2BIG,
 					  "ports: more than %d items in '%s'",
 					  FERRY_SM_MAX_RANGES, s);
 		if (dash ? parse_port(p, dash - p, &r.lo) ||
@@ -134,14 +134,14 @@ int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
 					       &r.hi)
 			 : parse_port(p, item, &r.lo))
 			return ferry_fail(
-				msg, len, -EINVAL,
+				msg, -EINVAL,
 				"ports: '%.*s' is not a port (1-65535) "
 				"or a range A-B in '%s'",
 				(int)item, p, s);
 		if (!dash)
 			r.hi = r.lo;
 		if (r.hi < r.lo)
-			return ferry_fail(msg, len, -EINVAL,
+			return ferry_fail(msg, -EINVAL,
 					  "ports: range '%.*s' ends before it "
 					  "starts",
 					  (int)item, p);
@@ -150,7 +150,7 @@ int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
 			break;
 		p = comma + 1;
 		if (!*p)
-			return ferry_fail(msg, len, -EINVAL,
+			return ferry_fail(msg, -EINVAL,
 					  "ports: '%s' ends with a comma", s);
 	}
 	return 0;
@@ -229,13 +229,13 @@ static void inst_free(struct sm_inst *in)
 
 /* Opens and loads the programs with their load-time knobs. */
 static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
-				 bool probe, char *msg, size_t len)
+				 bool probe, struct ferry_err *msg)
 {
 	struct sm_inst *in = calloc(1, sizeof(*in));
 	int err;
 
 	if (!in) {
-		ferry_fail(msg, len, -ENOMEM, "out of memory");
+		ferry_fail(msg, -ENOMEM, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -244,8 +244,7 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 	in->skel = ferry_sockmap_bpf__open();
 	if (!in->skel) {
 		err = -errno;
-		ferry_fail(msg, len, err,
-			   "sockmap: cannot open the programs: %s",
+		ferry_fail(msg, err, "sockmap: cannot open the programs: %s",
 			   strerror(-err));
 		goto err_inst;
 	}
@@ -264,8 +263,7 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 	}
 	err = ferry_sockmap_bpf__load(in->skel);
 	if (err) {
-		ferry_fail(msg, len, err,
-			   "sockmap: cannot load the programs: %s",
+		ferry_fail(msg, err, "sockmap: cannot load the programs: %s",
 			   strerror(-err));
 		goto err_inst;
 	}
@@ -274,7 +272,7 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 			      BPF_SK_MSG_VERDICT, 0);
 	if (err) {
 		err = -errno;
-		ferry_fail(msg, len, err,
+		ferry_fail(msg, err,
 			   "sockmap: cannot attach the sk_msg verdict: %s",
 			   strerror(-err));
 		goto err_inst;
@@ -354,13 +352,13 @@ static void probe_run(struct ferry_sockmap *sm)
 	struct ferry_sock_key ka, kb;
 	struct sm_inst *in;
 	uint64_t va, vb;
-	char m[160];
+	struct ferry_err m;
 	int a = -1, b = -1, fd, err;
 
 	sm->probe = SM_PROBE_FAILED;
-	in = inst_load(FERRY_SM_PER_MESSAGE, NULL, true, m, sizeof(m));
+	in = inst_load(FERRY_SM_PER_MESSAGE, NULL, true, &m);
 	if (!in) {
-		snprintf(sm->probe_msg, sizeof(sm->probe_msg), "%s", m);
+		snprintf(sm->probe_msg, sizeof(sm->probe_msg), "%s", m.msg);
 		goto out;
 	}
 	err = tcp_pair(&a, &b);
@@ -442,7 +440,7 @@ void ferry_sockmap_destroy(struct ferry_sockmap *sm)
 }
 
 /* A cgroup v2 directory other than a hierarchy's root; returns its fd. */
-static int cgroup_open(const char *path, char *msg, size_t len)
+static int cgroup_open(const char *path, struct ferry_err *msg)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -451,12 +449,12 @@ static int cgroup_open(const char *path, char *msg, size_t len)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		return ferry_fail(msg, len, err, "cgroup %s: %s", path,
+		return ferry_fail(msg, err, "cgroup %s: %s", path,
 				  strerror(-err));
 	}
 	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
 		close(fd);
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "cgroup %s: not a cgroup v2 directory "
 				  "(mount cgroup2 and make a child cgroup)",
 				  path);
@@ -465,7 +463,7 @@ static int cgroup_open(const char *path, char *msg, size_t len)
 	 * the whole host's TCP under the programs. */
 	if (fstatat(fd, "cgroup.type", &st, 0)) {
 		close(fd);
-		return ferry_fail(msg, len, -EPERM,
+		return ferry_fail(msg, -EPERM,
 				  "cgroup %s: refusing the root cgroup; "
 				  "attach to a child cgroup",
 				  path);
@@ -474,33 +472,32 @@ static int cgroup_open(const char *path, char *msg, size_t len)
 }
 
 int ferry_sockmap_attach(struct ferry_sockmap *sm,
-			 const struct ferry_sockmap_params *p, char *msg,
-			 size_t len)
+			 const struct ferry_sockmap_params *p,
+			 struct ferry_err *msg)
 {
 	struct sm_inst *in;
 	int cgfd, mode = p->mode, err;
 	size_t i, off = 0;
 
 	if (sm->cur)
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "sockmap is attached to %s; detach first",
 				  sm->cur->cgroup);
 	ferry_sockmap_tick(sm);
 	if (sm->draining)
-		return ferry_fail(msg, len, -EBUSY,
+		return ferry_fail(msg, -EBUSY,
 				  "sockmap: the last detach still has %d "
 				  "socket(s) draining; try again when they "
 				  "have closed",
 				  sock_count(sm->draining));
 	if (strlen(p->cgroup) >= sizeof(in->cgroup))
-		return ferry_fail(msg, len, -ENAMETOOLONG,
-				  "cgroup path too long");
+		return ferry_fail(msg, -ENAMETOOLONG, "cgroup path too long");
 	/* The path goes into the config line between double quotes. */
 	if (strpbrk(p->cgroup, "\"\n"))
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "cgroup path with a double quote or a "
 				  "newline: not supported");
-	cgfd = cgroup_open(p->cgroup, msg, len);
+	cgfd = cgroup_open(p->cgroup, msg);
 	if (cgfd < 0)
 		return cgfd;
 	probe_once(sm);
@@ -509,13 +506,13 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 						       : FERRY_SM_APPLY_BYTES;
 	if (mode == FERRY_SM_PERMANENT && sm->probe != SM_PROBE_SUPPORTED) {
 		close(cgfd);
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "verdict permanent: this kernel has no "
 				  "BPF_F_PERMANENT (%s); use verdict auto or "
 				  "apply-bytes",
 				  sm->probe_msg);
 	}
-	in = inst_load(mode, p, false, msg, len);
+	in = inst_load(mode, p, false, msg);
 	if (!in) {
 		err = -errno;
 		close(cgfd);
@@ -536,7 +533,7 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
 	if (!in->tp_link) {
 		err = -errno;
-		ferry_fail(msg, len, err,
+		ferry_fail(msg, err,
 			   "sockmap: cannot attach the sock_send_length "
 			   "tracepoint: %s",
 			   strerror(-err));
@@ -546,8 +543,7 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 		in->skel->progs.ferry_sm_sockops, cgfd);
 	if (!in->sockops_link) {
 		err = -errno;
-		ferry_fail(msg, len, err,
-			   "sockmap: cannot attach sockops to %s: %s",
+		ferry_fail(msg, err, "sockmap: cannot attach sockops to %s: %s",
 			   p->cgroup, strerror(-err));
 		goto err_inst;
 	}
@@ -582,8 +578,8 @@ static void retire(struct ferry_sockmap *sm, struct sm_inst *in)
  * redirect for the rest of its window (a send to a socket without psock
  * fails with EPIPE). Such sockets stay in the map until they close.
  */
-int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
-			 size_t len)
+int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data,
+			 struct ferry_err *msg)
 {
 	struct ferry_sock_key k, next, peer, last_kept;
 	struct ferry_sm_flow fl;
@@ -593,7 +589,7 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
 	void *prev = NULL;
 
 	if (!in)
-		return ferry_fail(msg, len, -ENOENT, "sockmap is not attached");
+		return ferry_fail(msg, -ENOENT, "sockmap is not attached");
 	bpf_link__destroy(in->sockops_link);
 	in->sockops_link = NULL;
 	/* From here a verdict that runs chooses TCP; one already running
@@ -721,7 +717,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 		      struct ferry_sockmap_params *p)
 {
 	const struct sm_inst *in = sm->cur;
-	char msg[64];
+	struct ferry_err msg;
 
 	if (!in)
 		return -ENOENT;
@@ -730,8 +726,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 	p->mode = in->mode_asked;
 	/* The ports as given parsed again: they were accepted then. */
 	if (in->ports[0] &&
-	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, msg,
-				      sizeof(msg)))
+	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, &msg))
 		return -EINVAL;
 	return 0;
 }

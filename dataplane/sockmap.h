@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "ferry_abi.h"
+#include "ferry_err.h"
 
 struct ferry_sockmap;
 
@@ -35,10 +36,10 @@ struct ferry_sockmap *ferry_sockmap_create(void);
 void ferry_sockmap_destroy(struct ferry_sockmap *sm);
 
 int ferry_sockmap_attach(struct ferry_sockmap *sm,
-			 const struct ferry_sockmap_params *p, char *msg,
-			 size_t len);
-int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data, char *msg,
-			 size_t len);
+			 const struct ferry_sockmap_params *p,
+			 struct ferry_err *msg);
+int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data,
+			 struct ferry_err *msg);
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm);
 /* Frees a draining attachment once its last socket has closed. */
 void ferry_sockmap_tick(struct ferry_sockmap *sm);
@@ -49,7 +50,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 
 /* "80,443,8000-8099": ranges in order; -EINVAL/-E2BIG with msg. */
 int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
-			      unsigned *n, char *msg, size_t len);
+			      unsigned *n, struct ferry_err *msg);
 /* enum ferry_sm_mode by name, or FERRY_SM_MODE_AUTO for "auto"; -EINVAL. */
 int ferry_sockmap_mode_parse(const char *s, int *mode);
 const char *ferry_sockmap_mode_name(int mode);

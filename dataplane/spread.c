@@ -122,7 +122,7 @@ void ferry_spread_close(struct ferry *f, struct ferry_port *p)
 }
 
 /* CPUMAP entries for the sockets' CPUs, running the second-stage program. */
-static int cpumap_fill(struct ferry_port *p, char *msg, size_t len)
+static int cpumap_fill(struct ferry_port *p, struct ferry_err *msg)
 {
 	int fd = bpf_map__fd(p->skel->maps.cpu_map);
 	struct bpf_cpumap_val v = {
@@ -135,7 +135,7 @@ static int cpumap_fill(struct ferry_port *p, char *msg, size_t len)
 		if (!(p->req.spread_cpus & (1ull << cpu)))
 			continue;
 		if (bpf_map_update_elem(fd, &cpu, &v, 0))
-			return ferry_fail(msg, len, -errno,
+			return ferry_fail(msg, -errno,
 					  "CPUMAP entry for CPU %u: %s", cpu,
 					  strerror(errno));
 	}
@@ -203,7 +203,7 @@ static void probe_consume(struct ferry_port *p)
  * redirects really happen) and counts what reached each socket. 0 when every
  * socket got exactly its frames; -EAGAIN with msg otherwise.
  */
-static int probe(struct ferry_port *p, char *msg, size_t len)
+static int probe(struct ferry_port *p, struct ferry_err *msg)
 {
 	/* The kernel wants data_end to be the frame's length (no metadata). */
 	struct xdp_md md = {.data_end = PROBE_FRAME_BYTES,
@@ -225,7 +225,7 @@ static int probe(struct ferry_port *p, char *msg, size_t len)
 			err = -errno;
 		if (err) {
 			probe_consume(p);
-			return ferry_fail(msg, len, err,
+			return ferry_fail(msg, err,
 					  "software RSS probe could not send: "
 					  "%s",
 					  strerror(-err));
@@ -248,7 +248,7 @@ static int probe(struct ferry_port *p, char *msg, size_t len)
 		 "probe: %u of %u frames reached their socket", got, want);
 	if (got == want && !bad)
 		return 0;
-	return ferry_fail(msg, len, -EAGAIN,
+	return ferry_fail(msg, -EAGAIN,
 			  "software RSS probe: %u of %u frames reached their "
 			  "socket via %s on %s queue %u%s",
 			  got, want, ferry_spread_via_name(p->req.spread_via),
@@ -258,8 +258,8 @@ static int probe(struct ferry_port *p, char *msg, size_t len)
 				  : "");
 }
 
-int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
-		      size_t len)
+int ferry_spread_open(struct ferry *f, struct ferry_port *p,
+		      struct ferry_err *msg)
 {
 	struct ferry_worker *ws[FERRY_SPREAD_MAX];
 	struct ferry_xsk_params xp = {
@@ -274,7 +274,7 @@ int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
 	int err;
 
 	spread_workers(f, p, ws);
-	err = ferry_port_xdp_load(p, msg, len);
+	err = ferry_port_xdp_load(p, msg);
 	if (err)
 		return err;
 	p->spread_rets = rets_create(n - 1);
@@ -300,22 +300,22 @@ int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
 						 &p->spread_rets->ret[i - 1]);
 	if (err) {
 		resume_all(ws, n);
-		ferry_xsk_error(p, p->q_first, err, msg, len);
+		ferry_xsk_error(p, p->q_first, err, msg);
 		goto err_sockets;
 	}
 	for (i = 0; i < n; i++) {
 		err = ferry_port_xsk_insert(p, i, p->pq[i].xsk->fd);
 		if (err) {
 			resume_all(ws, n);
-			ferry_fail(msg, len, err, "XSKMAP insert: %s",
+			ferry_fail(msg, err, "XSKMAP insert: %s",
 				   strerror(-err));
 			goto err_sockets;
 		}
 	}
 	if (p->req.spread_via == FERRY_SPREAD_CPUMAP) {
-		err = cpumap_fill(p, msg, len);
+		err = cpumap_fill(p, msg);
 		if (!err)
-			err = probe(p, msg, len);
+			err = probe(p, msg);
 	} else {
 		snprintf(p->spread_note, sizeof(p->spread_note),
 			 "direct: frames of queue %u only", p->q_first);
@@ -327,7 +327,7 @@ int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
 	p->zerocopy = false;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
 	p->hugepages = p->pq[0].xsk->umem->hugepages;
-	err = ferry_port_xdp_attach(p, msg, len);
+	err = ferry_port_xdp_attach(p, msg);
 	if (err)
 		goto err_sockets;
 	return 0;

@@ -29,6 +29,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "ferry_err.h"
+
 struct ferry;
 struct ferry_port;
 
@@ -37,8 +39,8 @@ struct ferry_port;
  * 0; -EAGAIN with msg when the probe found that frames do not arrive (the
  * port is closed again, the caller may fall back); other -errno with msg.
  */
-int ferry_spread_open(struct ferry *f, struct ferry_port *p, char *msg,
-		      size_t len);
+int ferry_spread_open(struct ferry *f, struct ferry_port *p,
+		      struct ferry_err *msg);
 /* Undoes ferry_spread_open: sockets out of every worker, rings freed. */
 void ferry_spread_close(struct ferry *f, struct ferry_port *p);
 /* The port's "spread" object for `port show`. */

@@ -184,7 +184,7 @@ static int ctrs_zero(struct ferry_port *p, uint32_t slot)
 /* ---------------------------------------------------------- add / del */
 
 int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
-		    char *msg, size_t len)
+		    struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, sp->port), *other;
 	uint64_t bad, online = online_cpus();
@@ -195,30 +195,29 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 
 	if (!ferry_name_ok(sp->name, FERRY_STEER_NAME_MAX))
 		return ferry_fail(
-			msg, len, -EINVAL,
+			msg, -EINVAL,
 			"bad rule name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
 			sp->name, FERRY_STEER_NAME_MAX - 1);
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", sp->port);
+		return ferry_fail(msg, -ENOENT, "no port %s", sp->port);
 	if (!p->skel)
-		return ferry_fail(msg, len, -ENETDOWN,
-				  "port %s has failed (%s)", p->name,
-				  p->reason);
+		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
+				  p->name, p->reason);
 	if (rule_find(f, sp->name, &other, NULL))
-		return ferry_fail(msg, len, -EEXIST,
+		return ferry_fail(msg, -EEXIST,
 				  "steer rule %s exists (on port %s)", sp->name,
 				  other->name);
 	if (!sp->cpus)
-		return ferry_fail(msg, len, -EINVAL, "no CPUs given");
+		return ferry_fail(msg, -EINVAL, "no CPUs given");
 	bad = sp->cpus & ~online;
 	if (ncpu > 0 && ncpu < 64)
 		bad |= sp->cpus & ~((1ull << ncpu) - 1);
 	if (bad)
-		return ferry_fail(msg, len, -EINVAL, "CPU %d is not online",
+		return ferry_fail(msg, -EINVAL, "CPU %d is not online",
 				  __builtin_ctzll(bad));
 	if (sp->qsize < FERRY_CPUMAP_QSIZE_MIN ||
 	    sp->qsize > FERRY_CPUMAP_QSIZE_MAX)
-		return ferry_fail(msg, len, -ERANGE,
+		return ferry_fail(msg, -ERANGE,
 				  "qsize %u is out of range (%d-%d)", sp->qsize,
 				  FERRY_CPUMAP_QSIZE_MIN,
 				  FERRY_CPUMAP_QSIZE_MAX);
@@ -229,7 +228,7 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	}
 	t = p->steer;
 	if (t->n >= FERRY_MAX_RULES || t->slots_used == UINT64_MAX)
-		return ferry_fail(msg, len, -ENOSPC,
+		return ferry_fail(msg, -ENOSPC,
 				  "port %s has %d rules, the most it can have",
 				  p->name, FERRY_MAX_RULES);
 	_Static_assert(FERRY_MAX_RULES == 64, "slots_used is one u64");
@@ -251,14 +250,14 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	if (!err)
 		err = cpuset_write(p, r);
 	if (err) {
-		ferry_fail(msg, len, err, "port %s: cannot write CPU set: %s",
+		ferry_fail(msg, err, "port %s: cannot write CPU set: %s",
 			   p->name, strerror(-err));
 		return err;
 	}
 	t->n++;
 	err = cpumap_sync(p, t, &bad_cpu);
 	if (err) {
-		ferry_fail(msg, len, err,
+		ferry_fail(msg, err,
 			   "port %s: cannot set CPUMAP entry for CPU %d "
 			   "(qsize %u): %s",
 			   p->name, bad_cpu, sp->qsize, strerror(-err));
@@ -268,8 +267,8 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	if (!err)
 		err = cfg_set_n_rules(p, t->n);
 	if (err) {
-		ferry_fail(msg, len, err, "port %s: cannot write rule: %s",
-			   p->name, strerror(-err));
+		ferry_fail(msg, err, "port %s: cannot write rule: %s", p->name,
+			   strerror(-err));
 		goto err_cpumap;
 	}
 	t->slots_used |= 1ull << slot;
@@ -287,7 +286,7 @@ err_cpumap:
 	return err;
 }
 
-int ferry_steer_del(struct ferry *f, const char *name, char *msg, size_t len)
+int ferry_steer_del(struct ferry *f, const char *name, struct ferry_err *msg)
 {
 	struct ferry_port *p = NULL;
 	struct ferry_steer_table *t;
@@ -295,7 +294,7 @@ int ferry_steer_del(struct ferry *f, const char *name, char *msg, size_t len)
 	int err, bad_cpu = -1;
 
 	if (!rule_find(f, name, &p, &at))
-		return ferry_fail(msg, len, -ENOENT, "no steer rule %s", name);
+		return ferry_fail(msg, -ENOENT, "no steer rule %s", name);
 	t = p->steer;
 	slot = t->rules[at].slot;
 	/* Each write overwrites rule i with the live rule i+1: the deleted
@@ -326,7 +325,7 @@ err_write:
 	/* Put back what we shifted so the table matches ours again. */
 	for (i = at; i < t->n; i++)
 		rule_write(p, i, &t->rules[i]);
-	return ferry_fail(msg, len, err, "port %s: cannot rewrite rules: %s",
+	return ferry_fail(msg, err, "port %s: cannot rewrite rules: %s",
 			  p->name, strerror(-err));
 }
 
@@ -541,11 +540,11 @@ static json_t *rules_json(struct ferry *f, const char *port, const char *rule)
 	return arr;
 }
 
-json_t *ferry_steer_show(struct ferry *f, const char *name, char *msg,
-			 size_t len)
+json_t *ferry_steer_show(struct ferry *f, const char *name,
+			 struct ferry_err *msg)
 {
 	if (name && !rule_find(f, name, NULL, NULL)) {
-		snprintf(msg, len, "no steer rule %s", name);
+		ferry_errf(msg, "no steer rule %s", name);
 		return NULL;
 	}
 	return rules_json(f, NULL, name);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ferry_abi.h"
+#include "ferry_err.h"
 
 struct ferry;
 struct ferry_port;
@@ -57,11 +58,11 @@ struct ferry_steer_params {
 };
 
 int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
-		    char *msg, size_t len);
-int ferry_steer_del(struct ferry *f, const char *name, char *msg, size_t len);
+		    struct ferry_err *msg);
+int ferry_steer_del(struct ferry *f, const char *name, struct ferry_err *msg);
 /* Rules with their counters; name NULL: all. NULL with msg if unknown. */
-json_t *ferry_steer_show(struct ferry *f, const char *name, char *msg,
-			 size_t len);
+json_t *ferry_steer_show(struct ferry *f, const char *name,
+			 struct ferry_err *msg);
 /* The `steer` and `cpumap` arrays of `stats`; port NULL: all ports. */
 json_t *ferry_steer_stats(struct ferry *f, const char *port);
 json_t *ferry_steer_cpumap_stats(struct ferry *f, const char *port);

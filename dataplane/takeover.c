@@ -127,26 +127,26 @@ void ferry_pin_remove(const char *dir)
 
 /* ------------------------------------------------------------ old side */
 
-int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len)
+int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
 {
 	int i;
 
 	if (f->ho.released)
-		return ferry_fail(msg, len, -EALREADY,
+		return ferry_fail(msg, -EALREADY,
 				  "a handover is already under way");
 	/* Spread sockets share one pool across workers; resuming them is
 	 * not written yet, so they are refused before anything changes, as
 	 * DPDK ports are. */
 	for (i = 0; i < f->n_ports; i++) {
 		if (f->ports[i]->spread_n)
-			return ferry_fail(msg, len, -EOPNOTSUPP,
+			return ferry_fail(msg, -EOPNOTSUPP,
 					  "port %s is spread over workers; "
 					  "takeover does not support spread "
 					  "ports",
 					  f->ports[i]->name);
 		/* The PMD owns its sockets and program: not ours to hand. */
 		if (f->ports[i]->dpdk)
-			return ferry_fail(msg, len, -EOPNOTSUPP,
+			return ferry_fail(msg, -EOPNOTSUPP,
 					  "port %s is a DPDK port; takeover "
 					  "supports native ports only",
 					  f->ports[i]->name);
@@ -165,8 +165,8 @@ static uint64_t socket_drops(struct ferry *f)
 {
 	static const char *const keys[] = {"rx_dropped", "rx_ring_full",
 					   "drops"};
-	char msg[128];
-	json_t *st = ferry_stats(f, NULL, -1, msg, sizeof(msg)), *p;
+	struct ferry_err msg;
+	json_t *st = ferry_stats(f, NULL, -1, &msg), *p;
 	uint64_t n = 0;
 	size_t i, k;
 
@@ -180,14 +180,14 @@ static uint64_t socket_drops(struct ferry *f)
 	return n;
 }
 
-int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
-			   size_t len)
+int ferry_handover_release(struct ferry *f, uint64_t *dropped,
+			   struct ferry_err *msg)
 {
 	uint32_t q;
 	int i;
 
 	if (f->ho.released)
-		return ferry_fail(msg, len, -EALREADY,
+		return ferry_fail(msg, -EALREADY,
 				  "sockets are already released");
 	/*
 	 * Every XSKMAP entry first, so no port feeds another that is being
@@ -227,7 +227,7 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
 }
 
 /* Our program back on the interface, unless it still is. */
-static int xdp_reattach(struct ferry_port *p, char *msg, size_t len)
+static int xdp_reattach(struct ferry_port *p, struct ferry_err *msg)
 {
 	uint32_t mode =
 		p->xdp_generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
@@ -237,22 +237,22 @@ static int xdp_reattach(struct ferry_port *p, char *msg, size_t len)
 	    id == p->prog_id)
 		return 0;
 	p->prog_id = 0;
-	return ferry_port_xdp_attach(p, msg, len);
+	return ferry_port_xdp_attach(p, msg);
 }
 
-int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
+int ferry_handover_resume(struct ferry *f, struct ferry_err *msg)
 {
 	int i, err;
 
 	if (!f->ho.released)
-		return ferry_fail(msg, len, -EINVAL, "nothing was released");
+		return ferry_fail(msg, -EINVAL, "nothing was released");
 	if (!f->n_workers) {
-		err = ferry_workers_restart(f, msg, len);
+		err = ferry_workers_restart(f, msg);
 		if (err)
 			return err;
 	}
 	for (i = 0; i < f->n_ports; i++) {
-		err = ferry_port_sockets_open(f, f->ports[i], true, msg, len);
+		err = ferry_port_sockets_open(f, f->ports[i], true, msg);
 		if (err)
 			return err;
 	}
@@ -262,12 +262,12 @@ int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
 		p->deferred = false;
 		if (p->app != FERRY_APP_NONE) {
 			err = ferry_app_set(f, p->name, p->app,
-					    p->peer ? p->peer->name : NULL, msg,
-					    len);
+					    p->peer ? p->peer->name : NULL,
+					    msg);
 			if (err)
 				return err;
 		}
-		err = xdp_reattach(p, msg, len);
+		err = xdp_reattach(p, msg);
 		if (err)
 			return err;
 	}
@@ -276,12 +276,12 @@ int ferry_handover_resume(struct ferry *f, char *msg, size_t len)
 	return 0;
 }
 
-int ferry_handover_commit(struct ferry *f, char *msg, size_t len)
+int ferry_handover_commit(struct ferry *f, struct ferry_err *msg)
 {
 	int i;
 
 	if (!f->ho.released)
-		return ferry_fail(msg, len, -EINVAL,
+		return ferry_fail(msg, -EINVAL,
 				  "'handover release' comes first");
 	/* The programs are the successor's now (or ours, replaced by its):
 	 * exit without detaching anything or removing the pins. */
@@ -295,16 +295,16 @@ int ferry_handover_commit(struct ferry *f, char *msg, size_t len)
 
 void ferry_handover_tick(struct ferry *f)
 {
-	char msg[256];
+	struct ferry_err msg;
 
 	if (!f->ho.released || f->ho.handed_over ||
 	    ferry_now_ns() < f->ho.resume_at_ns)
 		return;
 	log_warn("handover: no commit within %d ms of the release; resuming",
 		 FERRY_HANDOVER_TIMEOUT_MS);
-	if (ferry_handover_resume(f, msg, sizeof(msg))) {
+	if (ferry_handover_resume(f, &msg)) {
 		/* Try again next tick; say why every time. */
-		log_err("handover: cannot resume: %s", msg);
+		log_err("handover: cannot resume: %s", msg.msg);
 		f->ho.resume_at_ns = ferry_now_ns();
 	}
 }
@@ -321,15 +321,15 @@ void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
 }
 
 /* The old daemon lets go of its queues: once, failed or not. */
-static int release_once(struct ferry *f, char *msg, size_t len)
+static int release_once(struct ferry *f, struct ferry_err *msg)
 {
 	if (!f->ho.adopt_pid || f->ho.release_done)
 		return 0;
 	f->ho.release_done = true;
-	return f->ho.release(f->ho.release_arg, msg, len);
+	return f->ho.release(f->ho.release_arg, msg);
 }
 
-int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
+int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 {
 	uint32_t q;
 	int i, err;
@@ -343,18 +343,18 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 				f->workers[q % (uint32_t)f->n_workers],
 				p->numa_node, f->try_hugepages);
 			if (err)
-				return ferry_fail(msg, len, err, "UMEM: %s",
+				return ferry_fail(msg, err, "UMEM: %s",
 						  strerror(-err));
 		}
 	}
 	/* From here to the swap, frames meet no socket: keep it short. */
-	err = release_once(f, msg, len);
+	err = release_once(f, msg);
 	if (err)
 		return err;
 	for (i = 0; i < f->n_ports; i++) {
 		if (!f->ports[i]->deferred)
 			continue;
-		err = ferry_port_bind_deferred(f, f->ports[i], msg, len);
+		err = ferry_port_bind_deferred(f, f->ports[i], msg);
 		if (err)
 			return err;
 	}
@@ -365,7 +365,7 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 		if (p->app == FERRY_APP_NONE)
 			continue;
 		err = ferry_app_set(f, p->name, p->app,
-				    p->peer ? p->peer->name : NULL, msg, len);
+				    p->peer ? p->peer->name : NULL, msg);
 		if (err)
 			return err;
 	}
@@ -379,8 +379,7 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 			err = ferry_port_xsk_insert(p, p->pq[q].queue,
 						    p->pq[q].xsk->fd);
 			if (err)
-				return ferry_fail(msg, len, err,
-						  "XSKMAP insert: %s",
+				return ferry_fail(msg, err, "XSKMAP insert: %s",
 						  strerror(-err));
 		}
 	}
@@ -389,7 +388,7 @@ int ferry_takeover_activate(struct ferry *f, char *msg, size_t len)
 
 		if (!p->adopt_pid)
 			continue;
-		err = ferry_port_xdp_attach(p, msg, len);
+		err = ferry_port_xdp_attach(p, msg);
 		if (err)
 			return err;
 		p->adopt_pid = 0;

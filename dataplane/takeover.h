@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 #define FERRY_PIN_ROOT		  "/sys/fs/bpf/ferry"
 #define FERRY_HANDOVER_TIMEOUT_MS 5000
 
@@ -73,24 +75,24 @@ void ferry_pin_remove(const char *dir);
 
 /* *out = {"pid":N} (the daemon adds "config", its command lines); 0 or
  * -errno with msg. Changes nothing. */
-int ferry_handover_begin(struct ferry *f, json_t **out, char *msg, size_t len);
+int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg);
 /*
  * Closes every port's sockets, leaving XDP attached, and parks the
  * workers; *dropped: frames lost at those sockets since the last stats
  * reset (they are not counted anywhere else once this daemon is gone).
  */
-int ferry_handover_release(struct ferry *f, uint64_t *dropped, char *msg,
-			   size_t len);
+int ferry_handover_release(struct ferry *f, uint64_t *dropped,
+			   struct ferry_err *msg);
 /* Reopens the sockets after a release (abort or timeout); 0 or -errno. */
-int ferry_handover_resume(struct ferry *f, char *msg, size_t len);
+int ferry_handover_resume(struct ferry *f, struct ferry_err *msg);
 /* After a release: the successor owns XDP and pins; exit leaves them. */
-int ferry_handover_commit(struct ferry *f, char *msg, size_t len);
+int ferry_handover_commit(struct ferry *f, struct ferry_err *msg);
 /* From the tick: resumes when a release was not committed in time. */
 void ferry_handover_tick(struct ferry *f);
 
 /* ---- new side ---- */
 
-typedef int (*ferry_release_fn)(void *arg, char *msg, size_t len);
+typedef int (*ferry_release_fn)(void *arg, struct ferry_err *msg);
 /*
  * Ports added from now on adopt the XDP programs of ferryd old_pid: they
  * only load their classifier (reusing pins) and wait, with their app.
@@ -102,7 +104,7 @@ void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
  * every port's sockets bound, apps set, XSKMAPs filled, each program
  * swapped in; 0 or -errno with msg.
  */
-int ferry_takeover_activate(struct ferry *f, char *msg, size_t len);
+int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg);
 /* After a failed takeover: destroy leaves pins to the old daemon. */
 void ferry_takeover_keep_pins(struct ferry *f);
 bool ferry_takeover_released(const struct ferry *f);

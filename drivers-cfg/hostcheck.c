@@ -176,7 +176,7 @@ static void read_cpu_nodes(struct hc *h)
 }
 
 json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
-			 char *msg, size_t len)
+			 struct ferry_err *msg)
 {
 	struct hc h = {
 		.p = p,
@@ -191,7 +191,7 @@ json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
 	if (p->ifname && (strlen(p->ifname) >= 16 || strchr(p->ifname, '/') ||
 			  !hc_exists(&h, "/sys/class/net/%s", p->ifname))) {
 		*err = -ENODEV;
-		snprintf(msg, len, "no interface '%s' here", p->ifname);
+		ferry_errf(msg, "no interface '%s' here", p->ifname);
 		return NULL;
 	}
 	if (hc_read_str(&h, online, sizeof(online),
@@ -200,8 +200,8 @@ json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
 	h.online = hc_cpulist_parse(online);
 	if (p->cpus & ~h.online) {
 		*err = -EINVAL;
-		snprintf(msg, len, "CPU %d is not online",
-			 __builtin_ctzll(p->cpus & ~h.online));
+		ferry_errf(msg, "CPU %d is not online",
+			   __builtin_ctzll(p->cpus & ~h.online));
 		return NULL;
 	}
 	h.cpus = p->cpus ? p->cpus : h.online;
@@ -209,7 +209,7 @@ json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
 	h.rows = json_array();
 	if (!h.rows) {
 		*err = -ENOMEM;
-		snprintf(msg, len, "out of memory");
+		ferry_errf(msg, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)

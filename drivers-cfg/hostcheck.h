@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ferry_err.h"
+
 /* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/worker.c */
 #define FERRY_HOSTCHECK_UMEM_MB 32
 
@@ -54,6 +56,6 @@ struct ferry_hostcheck_params {
 int ferry_veth_peer_rx_ready(const char *ifname, char *peer, size_t len);
 
 json_t *ferry_host_check(const struct ferry_hostcheck_params *p, int *err,
-			 char *msg, size_t len);
+			 struct ferry_err *msg);
 
 #endif /* FERRY_HOSTCHECK_H */

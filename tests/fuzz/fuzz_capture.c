@@ -58,10 +58,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 					      .ifindex = ifindex,
 					      .n_ports = 2,
 					      .events_fd = -1};
-	char msg[256];
+	struct ferry_err msg;
 
-	cap = ferry_capture_create(&p, msg, sizeof(msg));
-	FUZZ_CHECK(cap, "create: %s", msg);
+	cap = ferry_capture_create(&p, &msg);
+	FUZZ_CHECK(cap, "create: %s", msg.msg);
 	xp.cap = cap;
 	xdp = ferry_capture_xdp_create(&xp);
 	FUZZ_CHECK(xdp, "xdp create: %s", strerror(errno));

@@ -68,11 +68,12 @@ static struct ferry_capture_params params(const char *path)
 
 static struct ferry_capture *cap_create(const struct ferry_capture_params *p)
 {
-	char msg[256] = "";
-	struct ferry_capture *c = ferry_capture_create(p, msg, sizeof(msg));
+	struct ferry_err msg = {""};
+	struct ferry_capture *c = ferry_capture_create(p, &msg);
 
 	if (!c)
-		fail_msg("ferry_capture_create: %s (%s)", msg, strerror(errno));
+		fail_msg("ferry_capture_create: %s (%s)", msg.msg,
+			 strerror(errno));
 	return c;
 }
 
@@ -439,7 +440,8 @@ static void test_bad_filter(void **state)
 		{"frobnicate 3", "frobnicate"},
 	};
 	struct ferry_capture_params p;
-	char path[64], msg[256];
+	char path[64];
+	struct ferry_err msg;
 	unsigned i;
 
 	(void)state;
@@ -447,13 +449,14 @@ static void test_bad_filter(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		p = params(path);
 		p.filter = cases[i].expr;
-		msg[0] = 0;
+		msg.msg[0] = 0;
 		errno = 0;
-		assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+		assert_null(ferry_capture_create(&p, &msg));
 		assert_int_equal(errno, EINVAL);
-		if (!strstr(msg, "bad filter") || !strstr(msg, cases[i].says))
+		if (!strstr(msg.msg, "bad filter") ||
+		    !strstr(msg.msg, cases[i].says))
 			fail_msg("filter \"%s\": message \"%s\" lacks \"%s\"",
-				 cases[i].expr, msg, cases[i].says);
+				 cases[i].expr, msg.msg, cases[i].says);
 		/* Nothing started: no file was made. */
 		assert_int_equal(access(path, F_OK), -1);
 	}
@@ -462,36 +465,36 @@ static void test_bad_filter(void **state)
 static void test_bad_output(void **state)
 {
 	struct ferry_capture_params p;
-	char msg[256] = "";
+	struct ferry_err msg = {""};
 
 	(void)state;
 	p = params("/nonexistent-ferry-dir/x.pcapng");
-	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_null(ferry_capture_create(&p, &msg));
 	assert_int_equal(errno, ENOENT);
-	assert_non_null(strstr(msg, "/nonexistent-ferry-dir/x.pcapng"));
-	assert_non_null(strstr(msg, "No such file or directory"));
+	assert_non_null(strstr(msg.msg, "/nonexistent-ferry-dir/x.pcapng"));
+	assert_non_null(strstr(msg.msg, "No such file or directory"));
 
 	/* Opens, but the header blocks cannot be written: the command
 	 * fails at once, not later in the writer. */
 	p = params("/dev/full");
-	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_null(ferry_capture_create(&p, &msg));
 	assert_int_equal(errno, ENOSPC);
-	assert_non_null(strstr(msg, "/dev/full: No space left on device"));
+	assert_non_null(strstr(msg.msg, "/dev/full: No space left on device"));
 	assert_int_equal(access("/dev/full", F_OK), 0);
 
 	p = params(NULL);
-	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_null(ferry_capture_create(&p, &msg));
 	assert_int_equal(errno, EINVAL);
 
 	p = params("/tmp/x");
 	p.ring_bytes = 100000;
-	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_null(ferry_capture_create(&p, &msg));
 	assert_int_equal(errno, EINVAL);
-	assert_non_null(strstr(msg, "power of two"));
+	assert_non_null(strstr(msg.msg, "power of two"));
 	p.ring_bytes = 8192; /* a 10 KiB copy would never fit */
-	assert_null(ferry_capture_create(&p, msg, sizeof(msg)));
+	assert_null(ferry_capture_create(&p, &msg));
 	assert_int_equal(errno, EINVAL);
-	assert_non_null(strstr(msg, "too small for snaplen"));
+	assert_non_null(strstr(msg.msg, "too small for snaplen"));
 }
 
 static void test_ring_full(void **state)

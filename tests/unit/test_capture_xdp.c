@@ -87,7 +87,8 @@ static void test_kernel_records(void **state)
 	struct ferry_capture *c;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
-	char path[64], msg[256];
+	char path[64];
+	struct ferry_err msg;
 	static uint8_t buf[1 << 16];
 	size_t off[8], n;
 	FILE *f;
@@ -123,9 +124,9 @@ static void test_kernel_records(void **state)
 					  .path = path,
 					  .fd = -1,
 					  .flush_ms = 10};
-	c = ferry_capture_create(&p, msg, sizeof(msg));
+	c = ferry_capture_create(&p, &msg);
 	if (!c)
-		fail_msg("capture: %s", msg);
+		fail_msg("capture: %s", msg.msg);
 	xp.cap = c;
 	xp.ifindex = &ifindex;
 	xp.events_fd =

@@ -184,13 +184,13 @@ static json_t *run(const struct fake *f, const char *ifname, uint64_t cpus,
 		.cpus = cpus,
 		.probes = probes ? probes : &all_there,
 	};
-	char msg[256];
+	struct ferry_err msg;
 	json_t *rows;
 	int err = 1;
 
-	rows = ferry_host_check(&p, &err, msg, sizeof(msg));
+	rows = ferry_host_check(&p, &err, &msg);
 	if (!rows)
-		print_error("host check failed: %s\n", msg);
+		print_error("host check failed: %s\n", msg.msg);
 	assert_non_null(rows);
 	assert_int_equal(err, 0);
 	return rows;
@@ -456,21 +456,21 @@ static void test_bad_input(void **state)
 	};
 	const char *bad_names[] = {"eth7", "../../etc", "a-very-long-name-x",
 				   NULL};
-	char msg[256];
+	struct ferry_err msg;
 	int i, err;
 
 	for (i = 0; bad_names[i]; i++) {
 		p.ifname = bad_names[i];
 		err = 0;
-		assert_null(ferry_host_check(&p, &err, msg, sizeof(msg)));
+		assert_null(ferry_host_check(&p, &err, &msg));
 		assert_int_equal(err, -ENODEV);
-		assert_non_null(strstr(msg, "no interface"));
+		assert_non_null(strstr(msg.msg, "no interface"));
 	}
 	p.ifname = "eth9";
 	p.cpus = 1ull << 4; /* not online */
-	assert_null(ferry_host_check(&p, &err, msg, sizeof(msg)));
+	assert_null(ferry_host_check(&p, &err, &msg));
 	assert_int_equal(err, -EINVAL);
-	assert_string_equal(msg, "CPU 4 is not online");
+	assert_string_equal(msg.msg, "CPU 4 is not online");
 }
 
 int main(void)

@@ -58,17 +58,16 @@ static void test_good(void **state)
 
 	for (i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		struct ferry_proxy_addr a, b;
-		char msg[256] = "", text[64];
+		char text[64];
+		struct ferry_err msg = {""};
 
-		assert_int_equal(ferry_proxy_addr_parse(goods[i].in, &a, msg,
-							sizeof(msg)),
+		assert_int_equal(ferry_proxy_addr_parse(goods[i].in, &a, &msg),
 				 0);
 		assert_int_equal(a.ss.ss_family, goods[i].family);
 		ferry_proxy_addr_text(&a, text, sizeof(text));
 		assert_string_equal(text, goods[i].text);
 		/* The text parses back to the same address. */
-		assert_int_equal(
-			ferry_proxy_addr_parse(text, &b, msg, sizeof(msg)), 0);
+		assert_int_equal(ferry_proxy_addr_parse(text, &b, &msg), 0);
 		assert_int_equal(a.len, b.len);
 		assert_memory_equal(&a.ss, &b.ss, a.len);
 	}
@@ -80,16 +79,15 @@ static void test_bad(void **state)
 
 	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		struct ferry_proxy_addr a;
-		char msg[256] = "";
-		int rc = ferry_proxy_addr_parse(bads[i].in, &a, msg,
-						sizeof(msg));
+		struct ferry_err msg = {""};
+		int rc = ferry_proxy_addr_parse(bads[i].in, &a, &msg);
 
 		if (rc != bads[i].err)
 			fprintf(stderr, "'%s': expected %d, got %d (%s)\n",
-				bads[i].in, bads[i].err, rc, msg);
+				bads[i].in, bads[i].err, rc, msg.msg);
 		assert_int_equal(rc, bads[i].err);
 		/* The message names the input, so the operator sees it. */
-		assert_non_null(strstr(msg, bads[i].in));
+		assert_non_null(strstr(msg.msg, bads[i].in));
 	}
 }
 

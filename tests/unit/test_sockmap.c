@@ -51,7 +51,8 @@ static const struct ports_case ports_cases[] = {
 static void test_ports(void **state)
 {
 	struct ferry_sm_port_range r[FERRY_SM_MAX_RANGES];
-	char msg[256], got[512];
+	char got[512];
+	struct ferry_err msg;
 	size_t i, off;
 	unsigned n, j;
 
@@ -60,14 +61,14 @@ static void test_ports(void **state)
 		const struct ports_case *c = &ports_cases[i];
 		int rc;
 
-		msg[0] = '\0';
-		rc = ferry_sockmap_parse_ports(c->in, r, &n, msg, sizeof(msg));
+		msg.msg[0] = '\0';
+		rc = ferry_sockmap_parse_ports(c->in, r, &n, &msg);
 		if (rc != c->rc)
 			fail_msg("ports '%s': expected %d, got %d (%s)", c->in,
-				 c->rc, rc, msg);
+				 c->rc, rc, msg.msg);
 		if (rc) {
 			/* A refusal always says why. */
-			if (!msg[0])
+			if (!msg.msg[0])
 				fail_msg("ports '%s': no message", c->in);
 			continue;
 		}
