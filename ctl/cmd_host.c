@@ -32,8 +32,8 @@ int ctl_host_check(int argc, char **argv, uint64_t dflt_cpus,
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
-		return ctl_errf(err, -rc, "%s; usage: host check %s", why,
-				HOST_CHECK_ARGS);
+		return ferry_fail(err, rc, "%s; usage: host check %s", why,
+				  HOST_CHECK_ARGS);
 	}
 	if (seen[0]) {
 		hp.cpus = cpus;

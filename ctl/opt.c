@@ -110,8 +110,8 @@ static int usage_err(const struct ctl_syntax *s, struct ferry_err *err,
 	char u[512];
 
 	ctl_opt_usage(s, u, sizeof(u));
-	return ctl_errf(err, EINVAL, "%s%susage: %s %s", why ? why : "",
-			why ? "; " : "", s->command, u);
+	return ferry_fail(err, -EINVAL, "%s%susage: %s %s", why ? why : "",
+			  why ? "; " : "", s->command, u);
 }
 
 static int parse_value(const struct ctl_opt *o, const char *val, void *params,
@@ -135,15 +135,15 @@ static int parse_value(const struct ctl_opt *o, const char *val, void *params,
 	case CTL_OPT_CPULIST:
 		rc = ctl_parse_list(val, &v, what, err);
 		if (!rc && o->min && !v)
-			return ctl_errf(err, EINVAL, "%s: empty CPU list",
-					what);
+			return ferry_fail(err, -EINVAL, "%s: empty CPU list",
+					  what);
 		if (!rc)
 			*(uint64_t *)field(params, o) = v;
 		return rc;
 	case CTL_OPT_NAME:
 	case CTL_OPT_STRING:
 		if (!val[0])
-			return ctl_errf(err, EINVAL, "%s: empty", what);
+			return ferry_fail(err, -EINVAL, "%s: empty", what);
 		*(const char **)field(params, o) = val;
 		return 0;
 	case CTL_OPT_MAC:
@@ -164,8 +164,8 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 	size_t k;
 
 	if (s->n > MAX_ROWS)
-		return ctl_errf(err, EINVAL, "%s: too many option rows",
-				s->command);
+		return ferry_fail(err, -EINVAL, "%s: too many option rows",
+				  s->command);
 	if (s->dflt)
 		memcpy(params, s->dflt, s->size);
 	else
@@ -205,14 +205,14 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 						s->opts[k].key);
 			if (!keys[0])
 				return usage_err(s, err, NULL);
-			return ctl_errf(err, EINVAL,
-					"unknown keyword '%s' (expected: %s)",
-					argv[i], keys);
+			return ferry_fail(err, -EINVAL,
+					  "unknown keyword '%s' (expected: %s)",
+					  argv[i], keys);
 		}
 		o = &s->opts[r];
 		if (seen[r])
-			return ctl_errf(err, EINVAL, "keyword '%s' given twice",
-					argv[i]);
+			return ferry_fail(err, -EINVAL,
+					  "keyword '%s' given twice", argv[i]);
 		seen[r] = i + 1;
 		if (o->kind == CTL_OPT_LITERAL) {
 			if (r < last_lit)
@@ -231,8 +231,9 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 			continue;
 		}
 		if (i + 1 >= argc)
-			return ctl_errf(err, EINVAL,
-					"keyword '%s' needs a value", argv[i]);
+			return ferry_fail(err, -EINVAL,
+					  "keyword '%s' needs a value",
+					  argv[i]);
 		i += 2;
 	}
 	/* Groups and required rows. */
@@ -245,9 +246,9 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 		if (o->flags & CTL_OPT_POSITIONAL)
 			continue;
 		if (lit >= 0 && seen[k] && !seen[lit])
-			return ctl_errf(err, EINVAL,
-					"%s: '%s' belongs after '%s'",
-					s->command, o->key, s->opts[lit].key);
+			return ferry_fail(err, -EINVAL,
+					  "%s: '%s' belongs after '%s'",
+					  s->command, o->key, s->opts[lit].key);
 		if (!(o->flags & CTL_OPT_REQUIRED) || seen[k])
 			continue;
 		if (lit >= 0 && !seen[lit])
@@ -255,18 +256,18 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 		if (o->kind == CTL_OPT_LITERAL) {
 			if (o->next) {
 				r = find_key(s, o->next);
-				return ctl_errf(err, EINVAL,
-						"%s: '%s %s %s' is required",
-						s->command, o->key, o->next,
-						r >= 0 && s->opts[r].metavar
-							? s->opts[r].metavar
-							: "");
+				return ferry_fail(err, -EINVAL,
+						  "%s: '%s %s %s' is required",
+						  s->command, o->key, o->next,
+						  r >= 0 && s->opts[r].metavar
+							  ? s->opts[r].metavar
+							  : "");
 			}
 			return usage_err(s, err, NULL);
 		}
-		return ctl_errf(err, EINVAL, "%s: '%s %s' is required",
-				s->command, o->key,
-				o->metavar ? o->metavar : "");
+		return ferry_fail(err, -EINVAL, "%s: '%s %s' is required",
+				  s->command, o->key,
+				  o->metavar ? o->metavar : "");
 	}
 	/* The values. */
 	for (k = 0; k < s->n; k++) {
@@ -281,8 +282,8 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 		rc = parse_value(o, val, params, err);
 		if (rc < 0) {
 			if (!err->msg[0])
-				ctl_errf(err, -rc, "%s: '%s': %s", pos_name(o),
-					 val, strerror(-rc));
+				ferry_fail(err, rc, "%s: '%s': %s", pos_name(o),
+					   val, strerror(-rc));
 			return rc;
 		}
 		if (o->flags & CTL_OPT_GIVEN)

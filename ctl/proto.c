@@ -8,25 +8,12 @@
 #include "proto.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- errors ---- */
-
-int ctl_errf(struct ferry_err *err, int err_no, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -err_no;
-}
 
 #define CTL_ERRNO_NAMES(X)                                                     \
 	X(EINVAL)                                                              \
@@ -252,10 +239,10 @@ static int dispatch(const struct ctl_cmd *table, size_t n, void *ctx,
 	err->msg[0] = '\0';
 	argc = ctl_tokenize(line, argv, CTL_MAX_ARGS);
 	if (argc == -E2BIG)
-		return ctl_errf(err, E2BIG, "too many words (at most %d)",
-				CTL_MAX_ARGS);
+		return ferry_fail(err, -E2BIG, "too many words (at most %d)",
+				  CTL_MAX_ARGS);
 	if (argc < 0)
-		return ctl_errf(err, EINVAL, "unterminated quote");
+		return ferry_fail(err, -EINVAL, "unterminated quote");
 	if (argc == 0)
 		return 0;
 	argv[argc] = NULL;
@@ -263,16 +250,16 @@ static int dispatch(const struct ctl_cmd *table, size_t n, void *ctx,
 	cmd = ctl_lookup(table, n, argc, argv, &consumed);
 	if (!cmd) {
 		if (argc > 1 && is_group(table, n, argv[0]))
-			return ctl_errf(
-				err, EINVAL,
+			return ferry_fail(
+				err, -EINVAL,
 				"unknown command '%s %s' (try 'help %s')",
 				argv[0], argv[1], argv[0]);
-		return ctl_errf(err, EINVAL,
-				"unknown command '%s' (try 'help')", argv[0]);
+		return ferry_fail(err, -EINVAL,
+				  "unknown command '%s' (try 'help')", argv[0]);
 	}
 	if (!cmd->fn)
-		return ctl_errf(err, EOPNOTSUPP, "'%s' is not implemented",
-				cmd->name);
+		return ferry_fail(err, -EOPNOTSUPP, "'%s' is not implemented",
+				  cmd->name);
 
 	rc = cmd->fn(ctx, argc - consumed, argv + consumed, data, err);
 	if (rc > 0)
@@ -336,7 +323,8 @@ char *ctl_execute(const struct ctl_cmd *table, size_t n, void *ctx,
 		s = reply_ok(data);
 		if (!s) {
 			/* Data a handler built but jansson cannot encode. */
-			ret = ctl_errf(&err, EIO, "reply could not be encoded");
+			ret = ferry_fail(&err, -EIO,
+					 "reply could not be encoded");
 			s = reply_error(ret, &err);
 		}
 	} else {
@@ -457,7 +445,7 @@ int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
 	/* "help port": every "port ..." command, when there are some. */
 	rc = help_list(table, n, argc, argv, data);
 	if (rc < 0)
-		return ctl_errf(err, -rc, "%s", strerror(-rc));
+		return ferry_fail(err, rc, "%s", strerror(-rc));
 	if (json_array_size(*data) > 0)
 		return 0;
 	json_decref(*data);
@@ -467,8 +455,8 @@ int ctl_help(const struct ctl_cmd *table, size_t n, int argc, char **argv,
 	for (i = 0; i < argc && len < sizeof(joined); i++)
 		len += snprintf(joined + len, sizeof(joined) - len, "%s%s",
 				i ? " " : "", argv[i]);
-	return ctl_errf(err, EINVAL, "unknown command '%s' (try 'help')",
-			joined);
+	return ferry_fail(err, -EINVAL, "unknown command '%s' (try 'help')",
+			  joined);
 }
 
 /* ---- config files ---- */
@@ -488,7 +476,7 @@ int ctl_run_file(const struct ctl_cmd *table, size_t n, void *ctx,
 	f = fopen(path, "re");
 	if (!f) {
 		rc = -errno;
-		return ctl_errf(err, -rc, "%s: %s", path, strerror(-rc));
+		return ferry_fail(err, rc, "%s: %s", path, strerror(-rc));
 	}
 
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -497,12 +485,12 @@ int ctl_run_file(const struct ctl_cmd *table, size_t n, void *ctx,
 		no++;
 		if ((size_t)len > CTL_MAX_LINE ||
 		    ((size_t)len == CTL_MAX_LINE && line[len - 1] != '\n')) {
-			rc = ctl_errf(&line_err, E2BIG,
-				      "line longer than %d bytes",
-				      CTL_MAX_LINE - 1);
+			rc = ferry_fail(&line_err, -E2BIG,
+					"line longer than %d bytes",
+					CTL_MAX_LINE - 1);
 		} else if (memchr(line, '\0', len)) {
-			rc = ctl_errf(&line_err, EINVAL,
-				      "line contains a NUL byte");
+			rc = ferry_fail(&line_err, -EINVAL,
+					"line contains a NUL byte");
 		} else {
 			rc = dispatch(table, n, ctx, line, &data, &line_err);
 			json_decref(data);
@@ -511,7 +499,7 @@ int ctl_run_file(const struct ctl_cmd *table, size_t n, void *ctx,
 			break;
 	}
 	if (rc == 0 && ferror(f)) {
-		rc = ctl_errf(err, EIO, "%s: read error", path);
+		rc = ferry_fail(err, -EIO, "%s: read error", path);
 		no = 0;
 	} else if (rc < 0) {
 		/* Checked so the compiler sees truncation is handled. */
@@ -567,12 +555,13 @@ int ctl_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 
 	rc = parse_u64_strict(s, &v);
 	if (rc == -EINVAL)
-		return ctl_errf(err, EINVAL, "%s: '%s' is not a number", what,
-				s);
+		return ferry_fail(err, -EINVAL, "%s: '%s' is not a number",
+				  what, s);
 	if (rc < 0 || v < min || v > max)
-		return ctl_errf(
-			err, ERANGE, "%s: %s is out of range (%llu-%llu)", what,
-			s, (unsigned long long)min, (unsigned long long)max);
+		return ferry_fail(err, -ERANGE,
+				  "%s: %s is out of range (%llu-%llu)", what, s,
+				  (unsigned long long)min,
+				  (unsigned long long)max);
 	*out = v;
 	return 0;
 }
@@ -616,13 +605,14 @@ int ctl_parse_list(const char *s, uint64_t *mask, const char *what,
 			goto err_syntax;
 		len = (int)(p - item);
 		if (hi < lo)
-			return ctl_errf(err, EINVAL,
-					"%s: '%.*s' is a reversed range", what,
-					len, item);
+			return ferry_fail(err, -EINVAL,
+					  "%s: '%.*s' is a reversed range",
+					  what, len, item);
 		if (hi >= 64)
-			return ctl_errf(err, ERANGE,
-					"%s: %u is too large (ids go up to 63)",
-					what, hi);
+			return ferry_fail(
+				err, -ERANGE,
+				"%s: %u is too large (ids go up to 63)", what,
+				hi);
 		for (i = lo; i <= hi; i++)
 			m |= UINT64_C(1) << i;
 		if (*p == '\0')
@@ -633,9 +623,9 @@ int ctl_parse_list(const char *s, uint64_t *mask, const char *what,
 	return 0;
 
 err_syntax:
-	return ctl_errf(err, EINVAL,
-			"%s: '%s' is not a list (expected e.g. 0-3 or 0,2-3)",
-			what, s);
+	return ferry_fail(err, -EINVAL,
+			  "%s: '%s' is not a list (expected e.g. 0-3 or 0,2-3)",
+			  what, s);
 }
 
 static int hex_digit(char c)
@@ -661,10 +651,10 @@ int ctl_parse_mac(const char *s, uint8_t mac[6], struct ferry_err *err)
 		hi = hex_digit(g[0]);
 		lo = hi < 0 ? -1 : hex_digit(g[1]);
 		if (lo < 0 || g[2] != (i == 5 ? '\0' : ':'))
-			return ctl_errf(err, EINVAL,
-					"'%s' is not a MAC address (expected "
-					"aa:bb:cc:dd:ee:ff)",
-					s);
+			return ferry_fail(err, -EINVAL,
+					  "'%s' is not a MAC address (expected "
+					  "aa:bb:cc:dd:ee:ff)",
+					  s);
 		m[i] = (uint8_t)(hi << 4 | lo);
 	}
 	memcpy(mac, m, sizeof(m));
@@ -696,8 +686,8 @@ int ctl_parse_choice(const char *s, const char *const *choices, int *out,
 		}
 	}
 	join_words(expected, sizeof(expected), choices, (size_t)i);
-	return ctl_errf(err, EINVAL, "%s: '%s' is not one of %s", what, s,
-			expected);
+	return ferry_fail(err, -EINVAL, "%s: '%s' is not one of %s", what, s,
+			  expected);
 }
 
 int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
@@ -709,7 +699,7 @@ int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
 
 	if (!seen) {
 		if (n > sizeof(local_seen) / sizeof(local_seen[0]))
-			return ctl_errf(err, EINVAL, "too many keywords");
+			return ferry_fail(err, -EINVAL, "too many keywords");
 		seen = local_seen;
 	}
 	for (j = 0; j < n; j++)
@@ -728,16 +718,17 @@ int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
 			for (k = 0; k < n && k < 32; k++)
 				keys[k] = spec[k].key;
 			join_words(expected, sizeof(expected), keys, k);
-			return ctl_errf(err, EINVAL,
-					"unknown keyword '%s' (expected: %s)",
-					argv[i], expected);
+			return ferry_fail(err, -EINVAL,
+					  "unknown keyword '%s' (expected: %s)",
+					  argv[i], expected);
 		}
 		if (seen[j])
-			return ctl_errf(err, EINVAL, "keyword '%s' given twice",
-					argv[i]);
+			return ferry_fail(err, -EINVAL,
+					  "keyword '%s' given twice", argv[i]);
 		if (i + 1 >= argc)
-			return ctl_errf(err, EINVAL,
-					"keyword '%s' needs a value", argv[i]);
+			return ferry_fail(err, -EINVAL,
+					  "keyword '%s' needs a value",
+					  argv[i]);
 		seen[j] = 1;
 	}
 	for (i = 0; i < argc; i += 2) {
@@ -750,8 +741,8 @@ int ctl_parse_kw(int argc, char **argv, const struct ctl_kw *spec, size_t n,
 		rc = spec[j].parse(argv[i + 1], spec[j].dst, err);
 		if (rc < 0) {
 			if (err->msg[0] == '\0')
-				ctl_errf(err, -rc, "%s: '%s': %s", argv[i],
-					 argv[i + 1], strerror(-rc));
+				ferry_fail(err, rc, "%s: '%s': %s", argv[i],
+					   argv[i + 1], strerror(-rc));
 			return rc;
 		}
 	}

@@ -23,15 +23,11 @@
 #define CTL_MAX_LINE 4096 /* bytes in one command line, newline included */
 #define CTL_MAX_ARGS 64	  /* words in one command line */
 
-/* Formats a message into err (struct ferry_err, ferry_err.h: the errno a
- * handler returns names the code); returns -err_no so handlers can
- * `return`. */
-int ctl_errf(struct ferry_err *err, int err_no, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /*
  * A handler gets the words after the command name. It returns 0 and sets
- * *data (NULL means JSON null), or -errno with err->msg filled.
+ * *data (NULL means JSON null), or -errno with err->msg filled
+ * (`return ferry_fail(err, -EINVAL, ...)`, ferry_err.h): the errno names
+ * the reply's code.
  */
 typedef int (*ctl_fn)(void *ctx, int argc, char **argv, json_t **data,
 		      struct ferry_err *err);

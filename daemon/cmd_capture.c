@@ -144,9 +144,9 @@ static int cmd_capture_stream(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	fd = ctl_server_conn_take(CMD_CTX(ctx)->srv);
 	if (fd < 0)
-		return ctl_errf(err, -fd,
-				"capture stream: needs a client connection "
-				"(ferryctl capture PORT -w FILE|-)");
+		return ferry_fail(err, fd,
+				  "capture stream: needs a client connection "
+				  "(ferryctl capture PORT -w FILE|-)");
 	/* Unique while it runs: the capture holds the fd open. */
 	snprintf(name, sizeof(name), "stream-%d", fd);
 	r.name = name;
@@ -178,7 +178,7 @@ static int cmd_capture_show(void *ctx, int argc, char **argv, json_t **data,
 {
 	(void)argv;
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: capture show");
+		return ferry_fail(err, -EINVAL, "usage: capture show");
 	*data = ferry_capture_show(CMD_F(ctx));
 	return *data ? 0 : -ENOMEM;
 }

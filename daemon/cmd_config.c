@@ -20,7 +20,7 @@ static int cmd_show_config(void *ctx, int argc, char **argv, json_t **data,
 	char *text;
 
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: show config");
+		return ferry_fail(err, -EINVAL, "usage: show config");
 	text = ferryd_config_text(CMD_CTX(ctx), NULL);
 	if (!text)
 		return -ENOMEM;
@@ -62,7 +62,7 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", p.file) >=
 	    (int)sizeof(tmp))
-		return ctl_errf(err, ENAMETOOLONG, "path too long");
+		return ferry_fail(err, -ENAMETOOLONG, "path too long");
 	text = ferryd_config_text(CMD_CTX(ctx), NULL);
 	if (!text)
 		return -ENOMEM;
@@ -74,22 +74,22 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 		/* Root without CAP_DAC_OVERRIDE: say why root may not. */
 		if ((e == EACCES || e == EPERM) &&
 		    !ferry_privs_have(CAP_DAC_OVERRIDE))
-			rc = ctl_errf(err, e,
-				      "save %s: %s (ferryd dropped "
-				      "CAP_DAC_OVERRIDE after setup; save "
-				      "where its user may write)",
-				      p.file, strerror(e));
+			rc = ferry_fail(err, -e,
+					"save %s: %s (ferryd dropped "
+					"CAP_DAC_OVERRIDE after setup; save "
+					"where its user may write)",
+					p.file, strerror(e));
 		else
-			rc = ctl_errf(err, e, "save %s: %s", p.file,
-				      strerror(e));
+			rc = ferry_fail(err, -e, "save %s: %s", p.file,
+					strerror(e));
 		goto out_text;
 	}
 	fp = fdopen(fd, "w");
 	n = strlen(text);
 	if (!fp || fwrite(text, 1, n, fp) != n || fflush(fp) ||
 	    fsync(fileno(fp))) {
-		rc = ctl_errf(err, errno ? errno : EIO, "save %s: %s", p.file,
-			      strerror(errno ? errno : EIO));
+		rc = ferry_fail(err, -(errno ? errno : EIO), "save %s: %s",
+				p.file, strerror(errno ? errno : EIO));
 		if (fp)
 			fclose(fp);
 		else
@@ -99,8 +99,8 @@ static int cmd_save(void *ctx, int argc, char **argv, json_t **data,
 	}
 	fclose(fp);
 	if (rename(tmp, p.file)) {
-		rc = ctl_errf(err, errno, "save %s: %s", p.file,
-			      strerror(errno));
+		rc = ferry_fail(err, -errno, "save %s: %s", p.file,
+				strerror(errno));
 		unlink(tmp);
 		goto out_text;
 	}

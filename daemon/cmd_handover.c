@@ -51,11 +51,11 @@ static int refuse_sockets(struct ferryd_ctx *ctx, struct ferry_err *err)
 	int attached = ctx->sm && ferry_sockmap_get(ctx->sm, &smp) == 0;
 
 	if (proxies || attached)
-		return ctl_errf(err, EBUSY,
-				"this ferryd runs %s; a takeover hands over "
-				"ports only: delete them first",
-				proxies ? "splice proxies"
-					: "a sockmap attachment");
+		return ferry_fail(err, -EBUSY,
+				  "this ferryd runs %s; a takeover hands over "
+				  "ports only: delete them first",
+				  proxies ? "splice proxies"
+					  : "a sockmap attachment");
 	return 0;
 }
 

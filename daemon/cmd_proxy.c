@@ -110,7 +110,7 @@ static int cmd_proxy_add(void *ctx, int argc, char **argv, json_t **data,
 	if (rc)
 		return rc;
 	if (!PX(ctx))
-		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
+		return ferry_fail(err, -ENOTSUP, "this ferryd has no proxy");
 	rc = ferry_proxy_add(PX(ctx), &pp, err);
 	if (rc)
 		return rc;
@@ -127,7 +127,7 @@ static int cmd_proxy_del(void *ctx, int argc, char **argv, json_t **data,
 	if (rc)
 		return rc;
 	if (!PX(ctx))
-		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
+		return ferry_fail(err, -ENOTSUP, "this ferryd has no proxy");
 	return ferry_proxy_del(PX(ctx), p.name, err);
 }
 
@@ -140,7 +140,7 @@ static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
 	if (rc)
 		return rc;
 	if (!PX(ctx))
-		return ctl_errf(err, ENOTSUP, "this ferryd has no proxy");
+		return ferry_fail(err, -ENOTSUP, "this ferryd has no proxy");
 	*data = ferry_proxy_show(PX(ctx), p.name, err);
 	return *data ? 0 : -ENOENT;
 }

@@ -89,7 +89,7 @@ static int cmd_sockmap_detach(void *ctx, int argc, char **argv, json_t **data,
 			      struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: sockmap detach");
+		return ferry_fail(err, -EINVAL, "usage: sockmap detach");
 	return ferry_sockmap_detach(SM(ctx), data, err);
 }
 
@@ -97,7 +97,7 @@ static int cmd_sockmap_show(void *ctx, int argc, char **argv, json_t **data,
 			    struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: sockmap show");
+		return ferry_fail(err, -EINVAL, "usage: sockmap show");
 	*data = ferry_sockmap_show(SM(ctx));
 	return *data ? 0 : -ENOMEM;
 }

@@ -42,8 +42,8 @@ static int cmd_stats(void *ctx, int argc, char **argv, json_t **data,
 	if (rc)
 		return rc;
 	if (p.port && p.worker_given)
-		return ctl_errf(err, EINVAL,
-				"stats: 'port' or 'worker', not both");
+		return ferry_fail(err, -EINVAL,
+				  "stats: 'port' or 'worker', not both");
 	*data = ferry_stats(CMD_F(ctx), p.port,
 			    p.worker_given ? (int)p.worker : -1, err);
 	return *data ? 0 : -ENOENT;
@@ -53,7 +53,7 @@ static int cmd_stats_reset(void *ctx, int argc, char **argv, json_t **data,
 			   struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: stats reset");
+		return ferry_fail(err, -EINVAL, "usage: stats reset");
 	ferry_stats_reset(CMD_F(ctx));
 	return 0;
 }
@@ -64,7 +64,7 @@ static int cmd_metrics(void *ctx, int argc, char **argv, json_t **data,
 	char *text;
 
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: metrics");
+		return ferry_fail(err, -EINVAL, "usage: metrics");
 	text = ferry_metrics(CMD_F(ctx));
 	if (!text)
 		return -ENOMEM;

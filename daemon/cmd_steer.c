@@ -27,7 +27,7 @@ static int parse_dst(const char *val, void *params, struct ferry_err *err)
 	if (snprintf(addr, sizeof(addr), "%.*s",
 		     (int)(slash ? (size_t)(slash - val) : strlen(val)),
 		     val) >= (int)sizeof(addr))
-		return ctl_errf(err, EINVAL, "dst: bad prefix '%s'", val);
+		return ferry_fail(err, -EINVAL, "dst: bad prefix '%s'", val);
 	memset(m->dst, 0, sizeof(m->dst));
 	if (inet_pton(AF_INET, addr, m->dst) == 1) {
 		m->family = 4;
@@ -36,9 +36,9 @@ static int parse_dst(const char *val, void *params, struct ferry_err *err)
 		m->family = 6;
 		max = 128;
 	} else {
-		return ctl_errf(err, EINVAL,
-				"dst: '%s' is not an IPv4 or IPv6 address",
-				addr);
+		return ferry_fail(err, -EINVAL,
+				  "dst: '%s' is not an IPv4 or IPv6 address",
+				  addr);
 	}
 	plen = (uint64_t)max;
 	if (slash) {

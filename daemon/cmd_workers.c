@@ -59,9 +59,9 @@ static int replay_config(struct ferryd_ctx *ctx, char *text,
 			continue;
 		rc = ctl_execute_err(ctx->cmds, ctx->n_cmds, ctx, line, &why);
 		if (rc) {
-			ctl_errf(err, -rc,
-				 "workers changed, but '%s' failed: %s", line,
-				 why.msg);
+			ferry_fail(err, rc,
+				   "workers changed, but '%s' failed: %s", line,
+				   why.msg);
 			return rc;
 		}
 	}
@@ -82,8 +82,8 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 	}
 	rc = cmd_parse(&workers_syntax, argc, argv, &p, err);
 	if (!rc && !p.cpus)
-		return ctl_errf(err, EINVAL,
-				"workers: a CPULIST comes before idle");
+		return ferry_fail(err, -EINVAL,
+				  "workers: a CPULIST comes before idle");
 	if (!rc)
 		rc = ferry_cpus_check(p.cpus, err);
 	if (rc)
@@ -100,10 +100,10 @@ static int cmd_workers(void *ctx, int argc, char **argv, json_t **data,
 		rc = ferry_ports_del_all(CMD_F(ctx));
 		if (rc) {
 			free(saved);
-			return ctl_errf(err, -rc,
-					"could not delete the ports "
-					"to re-plan them (see the "
-					"log)");
+			return ferry_fail(err, rc,
+					  "could not delete the ports "
+					  "to re-plan them (see the "
+					  "log)");
 		}
 	}
 	rc = ferry_workers_set(CMD_F(ctx), p.cpus, (enum ferry_idle)p.idle,
@@ -130,7 +130,7 @@ static int cmd_worker_show(void *ctx, int argc, char **argv, json_t **data,
 			   struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: worker show");
+		return ferry_fail(err, -EINVAL, "usage: worker show");
 	*data = ferry_worker_show(CMD_F(ctx));
 	return 0;
 }

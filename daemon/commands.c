@@ -74,7 +74,7 @@ static int cmd_version(void *ctx, int argc, char **argv, json_t **data,
 		       struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: version");
+		return ferry_fail(err, -EINVAL, "usage: version");
 	*data = json_pack("{s:s, s:s, s:b}", "ferryd", FERRY_VERSION,
 			  "protocol", "1", "dpdk", ferry_dpdk_built());
 	return 0;
@@ -91,7 +91,7 @@ static int cmd_shutdown(void *ctx, int argc, char **argv, json_t **data,
 			struct ferry_err *err)
 {
 	if (argc)
-		return ctl_errf(err, EINVAL, "usage: shutdown");
+		return ferry_fail(err, -EINVAL, "usage: shutdown");
 	CMD_CTX(ctx)->stop = 1;
 	if (CMD_CTX(ctx)->srv)
 		ctl_server_stop(CMD_CTX(ctx)->srv);

@@ -103,13 +103,14 @@ static int fz_port_add(void *ctx, int argc, char **argv, json_t **data,
 	int rc;
 
 	if (argc < 3)
-		return ctl_errf(err, EINVAL, "usage: port add NAME dev IF ...");
+		return ferry_fail(err, -EINVAL,
+				  "usage: port add NAME dev IF ...");
 	rc = ctl_parse_kw(argc - 1, argv + 1, kw, sizeof(kw) / sizeof(kw[0]),
 			  seen, err);
 	if (rc)
 		return rc;
 	if (!seen[0])
-		return ctl_errf(err, EINVAL, "'dev IF' is required");
+		return ferry_fail(err, -EINVAL, "'dev IF' is required");
 	/* NULL when a word is not UTF-8: the reply then says "data":null. */
 	*data = json_pack("{s:s,s:s,s:I,s:i}", "name", argv[0], "dev", p.dev,
 			  "queues", (json_int_t)p.queues, "mode", p.mode);
@@ -124,7 +125,7 @@ static int fz_workers(void *ctx, int argc, char **argv, json_t **data,
 	int idle = 0, rc;
 
 	if (argc != 1 && !(argc == 3 && !strcmp(argv[1], "idle")))
-		return ctl_errf(err, EINVAL, "usage: workers LIST [idle X]");
+		return ferry_fail(err, -EINVAL, "usage: workers LIST [idle X]");
 	rc = ctl_parse_list(argv[0], &mask, "CPULIST", err);
 	if (!rc && argc == 3)
 		rc = ctl_parse_choice(argv[2], fz_idle, &idle, "idle", err);

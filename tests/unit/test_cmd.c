@@ -47,7 +47,7 @@ static int cmd_port_add(void *ctx, int argc, char **argv, json_t **data,
 	f->calls++;
 	f->last_argc = argc;
 	if (argc < 1)
-		return ctl_errf(err, EINVAL, "port add: missing NAME");
+		return ferry_fail(err, -EINVAL, "port add: missing NAME");
 	*data = json_pack("{s:s,s:i}", "name", argv[0], "argc", argc);
 	return 0;
 }
@@ -60,7 +60,7 @@ static int cmd_fail(void *ctx, int argc, char **argv, json_t **data,
 	(void)argv;
 	/* Data set before failing must not leak or be sent. */
 	*data = json_string("ignored");
-	return ctl_errf(err, EBUSY, "busy now");
+	return ferry_fail(err, -EBUSY, "busy now");
 }
 
 static int cmd_silent(void *ctx, int argc, char **argv, json_t **data,
