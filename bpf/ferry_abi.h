@@ -199,11 +199,11 @@ struct ferry_kfwd_ctr {
  * one bpf_fib_lookup checks (docs/design.md, "route: the kernel path"). */
 #define FERRY_FIB_LOOKUP_IFINDEX 1
 #define FERRY_FIB_CTRS(X)                                                      \
-	X(fwd)	       /* rewritten and redirected to the egress */            \
-	X(ttl)	       /* TTL / hop limit <= 1: time exceeded by a worker */   \
-	X(not_plain)   /* VLAN, IPv4 options, IPv6 hop-by-hop, multi-buffer */ \
-	X(no_neigh)    /* no neighbour: a worker asks for resolution */        \
-	X(frag_needed) /* over the egress MTU: the ICMP error by a worker */   \
+	X(fwd)		/* rewritten and redirected to the egress */           \
+	X(ttl)		/* TTL / hop limit <= 1: time exceeded by a worker */  \
+	X(not_plain)	/* VLAN, IP options, bad IPv4 csum, multi-buffer */    \
+	X(no_neigh)	/* no neighbour: a worker asks for resolution */       \
+	X(frag_needed)	/* over the egress MTU: the ICMP error by a worker */  \
 	X(fwd_disabled) /* lo's forwarding is off (FWD_DISABLED) */            \
 	X(no_route)	/* no route, blackhole, unreachable, local, ... */     \
 	X(egress_not_kernel) /* egress not a route port on the kernel path */

@@ -76,6 +76,21 @@ __u32 ferry_fib_dev_map_id;
 			fc->field++;                                           \
 	} while (0)
 
+/* A bad header checksum is the worker's to count (malformed), and must not
+ * be carried on by the incremental update. */
+static __always_inline int ip4_csum_ok(struct iphdr *ip)
+{
+	__s64 sum = bpf_csum_diff(NULL, 0, (__be32 *)ip, sizeof(*ip), 0);
+	__u32 s;
+
+	if (sum < 0)
+		return 0;
+	s = (__u32)sum;
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
 /*
  * Looks the frame up, rewrites it and redirects it: XDP_REDIRECT, or
  * XDP_DROP when the frame was rewritten and the redirect then failed
@@ -108,7 +123,8 @@ __noinline int ferry_fib_fwd(struct xdp_md *ctx, const struct ferry_pkt *pkt)
 	__builtin_memset(&fib, 0, sizeof(fib));
 	if (pkt->family == 4) {
 		ip = (void *)(eth + 1);
-		if ((void *)(ip + 1) > data_end || ip->ihl != 5) {
+		if ((void *)(ip + 1) > data_end || ip->ihl != 5 ||
+		    !ip4_csum_ok(ip)) {
 			FIB_COUNT(not_plain);
 			return -1;
 		}
