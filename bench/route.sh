@@ -14,9 +14,12 @@
 #   kernel    the kernel's forwarding (ferry stopped, ip_forward=1)
 # d0's receive NAPI is threaded and pinned to CPU 1 in every row.
 #   route     ferryd, `route p0`, `route p1`, one busy-polling worker
+#   route_kernel  ferryd, `route p0 path kernel`, `route p1 path kernel`:
+#             bpf_fib_lookup and a DEVMAP redirect in the classifier, no
+#             worker (lo's forwarding on for the lookup, docs/design.md)
 #   xconnect  ferryd, xconnect p0 -> p1: the same worker without routing
-# Each ratio is against kernel. Not here yet: the full-table row and an
-# in-kernel bpf_fib_lookup forwarder.
+# Ratios against kernel and against route (the worker path). Not here yet:
+# the full-table row and a bare bpf_fib_lookup forwarder (bench/, issue 13).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -82,6 +85,11 @@ start_dut() { # APP
 	if [[ $1 == route ]]; then
 		tb_do dut route p0 >/dev/null
 		tb_do dut route p1 >/dev/null
+	elif [[ $1 == route_kernel ]]; then
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 \
+			net.ipv6.conf.lo.forwarding=1
+		tb_do dut route p0 path kernel >/dev/null
+		tb_do dut route p1 path kernel >/dev/null
 	else
 		tb_do dut xconnect add p0 p1 >/dev/null
 	fi
@@ -112,19 +120,26 @@ measure() { # ROW
 		EXTRA["route"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
 		stop_dut
 		;;
+	route_kernel)
+		EXTRA["route_kernel"]=$(tb_ctlj dut stats | jq -c '.data.ports | {p0_kernel_rx: .[0].paths.kernel.rx_packets, p1_kernel_tx: .[1].paths.kernel.tx_packets, fib: .[0].paths.kernel.fib}')
+		stop_dut
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=0 \
+			net.ipv6.conf.lo.forwarding=0
+		;;
 	*) stop_dut ;;
 	esac
 	record "$row" "${vals[@]}"
 	say "$row: ${vals[*]}"
 }
 
-for row in kernel route xconnect; do
+for row in kernel route route_kernel xconnect; do
 	measure "$row"
 done
 
-printf '\n%-10s %12s %12s %12s %8s\n' row median_pps min max vs_kernel
-for row in kernel route xconnect; do
-	printf '%-10s %12s %12s %12s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
-		"${MAX[$row]}" "$(ratio "$row" kernel)"
+printf '\n%-12s %12s %12s %12s %8s %8s\n' row median_pps min max vs_kernel vs_route
+for row in kernel route route_kernel xconnect; do
+	printf '%-12s %12s %12s %12s %8s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
+		"${MAX[$row]}" "$(ratio "$row" kernel)" "$(ratio "$row" route)"
 done
 echo "route counters: ${EXTRA["route"]:-}"
+echo "route path kernel, p0: ${EXTRA["route_kernel"]:-}"

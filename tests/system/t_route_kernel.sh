@@ -78,6 +78,10 @@ tb_do dut route p1 path kernel >/dev/null
 assert_eq "p0 path kernel" kernel "$(pshow p0 path)"
 assert_eq "p1 path kernel" kernel "$(pshow p1 path)"
 echo "p0: $(pshow p0 path_why)"
+h=$(tb_ctl dut port show p0)
+printf '%s\n' "$h"
+assert_eq "port show: no JSON in the human view" 0 "$(grep -c '[{}]' <<<"$h" || true)"
+assert_le "port show: widest line" 120 "$(awk '{ if (length > m) m = length } END { print m + 0 }' <<<"$h")"
 assert_eq "show config has route p0 path kernel" 1 \
 	"$(tb_ctl dut show config | grep -c '^route p0 path kernel$')"
 kf0=$(kfwd)
@@ -133,6 +137,9 @@ assert_ge "p0 kernel tx" 3000 "$(kstat p0 tx_packets)"
 assert_ge "p1 kernel tx" 3000 "$(kstat p1 tx_packets)"
 assert_ge "p0 fib fwd" 3000 "$(fstat p0 fwd)"
 assert_eq "p0 fib fwd_disabled" 0 "$(fstat p0 fwd_disabled)"
+# every frame p0 redirected left by p1, and the other way round
+assert_eq "p0 kernel rx = p1 kernel tx" "$(kstat p0 rx_packets)" "$(kstat p1 tx_packets)"
+assert_eq "p1 kernel rx = p0 kernel tx" "$(kstat p1 rx_packets)" "$(kstat p0 tx_packets)"
 assert_eq "p0 dev_redirect is the kernel rx" "$(kstat p0 rx_packets)" \
 	"$(tb_xdpstat dut p0 dev_redirect)"
 assert_eq "p0 redirect errors" 0 "$(kstat p0 xdp_redirect_err)"
