@@ -174,6 +174,16 @@ assert_ge "p0 fib frag_needed (to the worker)" 2 "$(fstat p0 frag_needed)"
 ip -n "$dut" link set dev "$D1" mtu 1500
 sleep 1.5
 
+# an egress on xsk is not one of the kernel path's: p0's frames towards
+# p1 go to the worker (egress_not_kernel), and still arrive
+tb_do dut route p1 path xsk >/dev/null
+k0=$(kstat p0 rx_packets)
+e0=$(fstat p0 egress_not_kernel)
+out=$(ping_ok "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply with p1 on xsk: $out"
+assert_eq "IPv4 reply TTL, mixed paths" 1 "$(grep -c 'ttl=63' <<<"$out")"
+assert_eq "p0 kernel rx unchanged, mixed paths" "$k0" "$(kstat p0 rx_packets)"
+assert_ge "p0 egress_not_kernel" $((e0 + 1)) "$(fstat p0 egress_not_kernel)"
+
 # path xsk still routes, and the kernel path then takes nothing
 tb_do dut route p0 path xsk >/dev/null
 tb_do dut route p1 path xsk >/dev/null
