@@ -14,9 +14,13 @@
 #   kernel    the kernel's forwarding (ferry stopped, ip_forward=1)
 # d0's receive NAPI is threaded and pinned to CPU 1 in every row.
 #   route     ferryd, `route p0`, `route p1`, one busy-polling worker
+#   route_kernel  ferryd, `route p0 path kernel`, `route p1 path kernel`:
+#             bpf_fib_lookup and a DEVMAP redirect in the classifier, no
+#             worker (lo's forwarding on for the lookup, docs/design.md)
 #   xconnect  ferryd, xconnect p0 -> p1: the same worker without routing
-# Each ratio is against kernel. Not here yet: the full-table row and an
-# in-kernel bpf_fib_lookup forwarder.
+# Ratios against kernel and against route (the worker path); then the cost
+# of d0's classifier per frame on each ferry row's path. Not here yet:
+# the full-table row and a bare bpf_fib_lookup forwarder (bench/, issue 13).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -82,6 +86,11 @@ start_dut() { # APP
 	if [[ $1 == route ]]; then
 		tb_do dut route p0 >/dev/null
 		tb_do dut route p1 >/dev/null
+	elif [[ $1 == route_kernel ]]; then
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 \
+			net.ipv6.conf.lo.forwarding=1
+		tb_do dut route p0 path kernel >/dev/null
+		tb_do dut route p1 path kernel >/dev/null
 	else
 		tb_do dut xconnect add p0 p1 >/dev/null
 	fi
@@ -90,6 +99,42 @@ start_dut() { # APP
 stop_dut() {
 	tb_do dut shutdown >/dev/null || true
 	tb_wait_exit dut 10 || true
+}
+
+# A 64-byte UDP frame 198.18.0.1 -> 198.18.0.2, TTL 64, checksums whole.
+python3 - "$TB_RUN/f64" <<'PY'
+import struct, sys
+def csum(b):
+    if len(b) % 2: b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return s
+src, dst = bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2])
+udp = struct.pack("!HHHH", 1024, 9, 26, 0) + bytes(18)
+c = (~csum(src + dst + struct.pack("!BBH", 0, 17, 26) + udp)) & 0xffff or 0xffff
+udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0, src, dst)
+ip = ip[:10] + struct.pack("!H", (~csum(ip)) & 0xffff) + ip[12:]
+eth = bytes.fromhex("020000000002020000000001") + b"\x08\x00"
+open(sys.argv[1], "wb").write(eth + ip + udp)
+PY
+# BPF_PROG_TEST_RUN runs its repeats on one buffer: on the kernel path the
+# TTL goes down each time, so a call repeats 62 times (TTL 64 -> 2, every
+# run a forwarded frame) and the median is taken over COST_CALLS calls.
+# The average a call reports is timed around its loop only.
+COST_REPEAT=62
+COST_CALLS=101
+declare -A COST
+# cost_of ROW: ns per frame of d0's classifier on the frame above (the
+# row's path: a socket, the DEVMAP, or the lookup and the DEVMAP), in the
+# dut's namespace (the lookup's)
+cost_of() {
+	local id i
+	id=$(tb_xdp_prog_id dut d0)
+	COST[$1]=$(for ((i = 0; i < COST_CALLS; i++)); do
+		tb_exec dut bpftool prog run id "$id" data_in "$TB_RUN/f64" repeat "$COST_REPEAT" 2>&1 |
+			sed -n 's/.*duration (average): \([0-9]*\)ns.*/\1/p'
+	done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 }
 
 measure() { # ROW
@@ -110,21 +155,40 @@ measure() { # ROW
 	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 ;;
 	route)
 		EXTRA["route"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
+		cost_of "$row"
 		stop_dut
 		;;
-	*) stop_dut ;;
+	route_kernel)
+		EXTRA["route_kernel"]=$(tb_ctlj dut stats | jq -c '.data.ports | {p0_kernel_rx: .[0].paths.kernel.rx_packets, p1_kernel_tx: .[1].paths.kernel.tx_packets, fib: .[0].paths.kernel.fib}')
+		cost_of "$row"
+		stop_dut
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=0 \
+			net.ipv6.conf.lo.forwarding=0
+		;;
+	*)
+		cost_of "$row"
+		stop_dut
+		;;
 	esac
 	record "$row" "${vals[@]}"
 	say "$row: ${vals[*]}"
 }
 
-for row in kernel route xconnect; do
+for row in kernel route route_kernel xconnect; do
 	measure "$row"
 done
 
-printf '\n%-10s %12s %12s %12s %8s\n' row median_pps min max vs_kernel
-for row in kernel route xconnect; do
-	printf '%-10s %12s %12s %12s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
-		"${MAX[$row]}" "$(ratio "$row" kernel)"
+printf '\n%-12s %12s %12s %12s %8s %8s\n' row median_pps min max vs_kernel vs_route
+for row in kernel route route_kernel xconnect; do
+	printf '%-12s %12s %12s %12s %8s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
+		"${MAX[$row]}" "$(ratio "$row" kernel)" "$(ratio "$row" route)"
 done
 echo "route counters: ${EXTRA["route"]:-}"
+echo
+echo "d0's classifier per 64-byte frame (BPF_PROG_TEST_RUN, repeat $COST_REPEAT, median of $COST_CALLS calls):"
+printf '%-12s %8s %12s\n' row ns vs_xconnect
+for row in route route_kernel xconnect; do
+	printf '%-12s %8s %12s\n' "$row" "${COST[$row]:-}" \
+		"$([[ -n ${COST[xconnect]:-} ]] && echo "scale=2; ${COST[$row]} / ${COST[xconnect]}" | bc -l)"
+done
+echo "route path kernel, p0: ${EXTRA["route_kernel"]:-}"

@@ -144,7 +144,9 @@ struct ferry_xdp_cfg {
 	__u32 n_rules;	     /* rules[0..n_rules) are live */
 	__u8 default_action; /* enum ferry_action when no rule matched */
 	__u8 pass_arp_ndp;   /* 1: ARP and IPv6 NDP go to the kernel first */
-	__u8 kernel_fwd; /* 1: xsk-bound frames go to ferry_tx_dev[0] instead */
+	/* FERRY_KFWD_DEV: xsk-bound frames go to ferry_tx_dev[0] instead;
+	 * FERRY_KFWD_FIB: to the egress bpf_fib_lookup finds (route) */
+	__u8 kernel_fwd;
 	/* 1 (route ports): frames for the host's own addresses (ferry_local)
 	 * and link-local / multicast destinations go to the kernel */
 	__u8 route_host;
@@ -177,6 +179,47 @@ struct ferry_kfwd_ctr {
 #define FERRY_KFWD_FIELD(id) __u64 id;
 	FERRY_KFWD_CTRS(FERRY_KFWD_FIELD)
 #undef FERRY_KFWD_FIELD
+};
+
+/*
+ * The route app's in-kernel path (bpf/ferry_fib.h): with cfg.kernel_fwd set
+ * to FERRY_KFWD_FIB, an IP frame the classifier would hand to a route
+ * port's socket is looked up with bpf_fib_lookup instead, rewritten (TTL /
+ * hop limit, IPv4 checksum, MACs) and redirected into its egress through
+ * ferry_fib_dev (a DEVMAP_HASH keyed by ifindex), counted under
+ * dev_redirect like xconnect's; whatever needs a worker goes to the socket
+ * as before, counted here by why. The egress must be in ferry_fib_egress
+ * (ifindex -> slot): a route port on the kernel path. Per slot, per CPU,
+ * ferry_fib_tx counts what went to that egress, and what its driver took.
+ */
+#define FERRY_KFWD_DEV	     1 /* kernel_fwd: xconnect, ferry_tx_dev[0] */
+#define FERRY_KFWD_FIB	     2 /* kernel_fwd: route, bpf_fib_lookup */
+#define FERRY_FIB_EGRESS_MAX 64
+/* The lookup's ingress: the loopback device, whose forwarding knob is the
+ * one bpf_fib_lookup checks (docs/design.md, "route: the kernel path"). */
+#define FERRY_FIB_LOOKUP_IFINDEX 1
+#define FERRY_FIB_CTRS(X)                                                      \
+	X(fwd)		/* rewritten and redirected to the egress */           \
+	X(ttl)		/* TTL / hop limit <= 1: time exceeded by a worker */  \
+	X(not_plain)	/* VLAN, IP options, bad IPv4 csum, multi-buffer */    \
+	X(no_neigh)	/* no neighbour: a worker asks for resolution */       \
+	X(frag_needed)	/* over the egress MTU: the ICMP error by a worker */  \
+	X(fwd_disabled) /* lo's forwarding is off (FWD_DISABLED) */            \
+	X(no_route)	/* no route, blackhole, unreachable, local, ... */     \
+	X(egress_not_kernel) /* egress not a route port on the kernel path */
+
+struct ferry_fib_ctr {
+#define FERRY_FIB_FIELD(id) __u64 id;
+	FERRY_FIB_CTRS(FERRY_FIB_FIELD)
+#undef FERRY_FIB_FIELD
+};
+
+/* Per egress slot: redirected there (XDP) and taken by its driver
+ * (xdp_devmap_xmit). */
+struct ferry_fib_tx_ctr {
+	__u64 packets;
+	__u64 bytes;
+	__u64 sent;
 };
 
 /* The host's addresses, for route ports (route_host): the key of the

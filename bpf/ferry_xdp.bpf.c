@@ -538,6 +538,26 @@ static __always_inline int to_dev(struct xdp_md *ctx,
 	return XDP_REDIRECT;
 }
 
+#include "ferry_fib.h"
+
+/* The route app's kernel path (ferry_fib.h): the frame is redirected, or
+ * lost to a failed redirect after its rewrite, or goes on to the worker. */
+static __always_inline int fib_path(struct xdp_md *ctx,
+				    const struct ferry_pkt *pkt, __u64 bytes)
+{
+	int ret = ferry_fib_fwd(ctx, pkt);
+
+	if (ret == XDP_REDIRECT) {
+		ferry_csum_complete(ctx, pkt);
+		count(FERRY_R_DEV_REDIRECT, bytes);
+		cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
+	} else if (ret >= 0) {
+		count(FERRY_R_DROP_NO_DEV, bytes);
+		cap_xdp(ctx, FERRY_R_DROP_NO_DEV, XDP_DROP);
+	}
+	return ret;
+}
+
 SEC("xdp.frags")
 int ferry_xdp(struct xdp_md *ctx)
 {
@@ -600,8 +620,13 @@ int ferry_xdp(struct xdp_md *ctx)
 
 	switch (action) {
 	case FERRY_ACT_XSK:
-		if (cfg->kernel_fwd)
+		if (cfg->kernel_fwd == FERRY_KFWD_FIB) {
+			ret = fib_path(ctx, &pkt, bytes);
+			if (ret >= 0)
+				return ret;
+		} else if (cfg->kernel_fwd) {
 			return to_dev(ctx, &pkt, bytes);
+		}
 		if (cfg->spread_n)
 			return spread(ctx, cfg, &pkt, bytes);
 		/* One lookup decides both the verdict and its counter: a
@@ -735,7 +760,8 @@ int ferry_redirect_err(__u64 *ctx)
 	int err = (int)ctx[3];
 	struct ferry_kfwd_ctr *c;
 
-	if ((__u32)ctx[5] != ferry_tx_dev_map_id || !ferry_tx_dev_map_id)
+	if (!(((__u32)ctx[5] == ferry_tx_dev_map_id && ferry_tx_dev_map_id) ||
+	      ((__u32)ctx[5] == ferry_fib_dev_map_id && ferry_fib_dev_map_id)))
 		return 0;
 	c = kfwd_ctr();
 	if (!c)
@@ -760,6 +786,7 @@ SEC("tp_btf/xdp_devmap_xmit")
 int ferry_devmap_xmit(__u64 *ctx)
 {
 	const struct net_device *from = (const void *)ctx[0];
+	const struct net_device *to = (const void *)ctx[1];
 	int sent = (int)ctx[2], drops = (int)ctx[3], err = (int)ctx[4];
 	struct ferry_kfwd_ctr *c;
 
@@ -772,6 +799,7 @@ int ferry_devmap_xmit(__u64 *ctx)
 		return 0;
 	if (sent > 0)
 		c->xmit_sent += sent;
+	ferry_fib_sent((__u32)BPF_CORE_READ(to, ifindex), sent);
 	if (drops > 0) {
 		c->xmit_drops += drops;
 		if (err == -ENXIO)

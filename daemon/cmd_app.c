@@ -69,8 +69,20 @@ static const struct ctl_syntax xconnect_del_syntax = {
 static const struct ctl_syntax reflect_syntax = {
 	CTL_OPTS(port_row), .size = sizeof(struct app_params),
 	.command = "reflect"};
+static const struct ctl_opt route_rows[] = {
+	{.kind = CTL_OPT_NAME,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 AP(port),
+	 .metavar = "PORT",
+	 .values = CTL_VAL_PORT},
+	{"path", CTL_OPT_WORD, 0, .off = offsetof(struct app_params, path),
+	 .size = sizeof(uint8_t), .words = path_words,
+	 .help = "workers (xsk), bpf_fib_lookup and a DEVMAP in XDP (kernel), "
+		 "or kernel when nothing needs a worker"},
+};
+
 static const struct ctl_syntax route_syntax = {
-	CTL_OPTS(port_row), .size = sizeof(struct app_params),
+	CTL_OPTS(route_rows), .size = sizeof(struct app_params),
 	.command = "route"};
 static const struct ctl_syntax drop_syntax = {CTL_OPTS(port_row),
 					      .size = sizeof(struct app_params),
@@ -121,8 +133,13 @@ static int cmd_drop(void *ctx, int argc, char **argv, json_t **data,
 static int cmd_route(void *ctx, int argc, char **argv, json_t **data,
 		     struct ferry_err *err)
 {
-	int rc = set_app(ctx, &route_syntax, FERRY_APP_ROUTE, argc, argv, err);
+	struct app_params p;
+	int rc = cmd_parse(&route_syntax, argc, argv, &p, err);
 
+	if (!rc)
+		rc = ferry_route_add(CMD_F(ctx), p.port,
+				     (enum ferry_path)p.path, err->msg,
+				     sizeof(err->msg));
 	if (!rc)
 		ferryd_route_watch(ctx);
 	return rc;
@@ -156,9 +173,13 @@ static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 		case FERRY_APP_DROP:
 			cmd_buf_line(b, "drop", &drop_syntax, &p);
 			break;
-		case FERRY_APP_ROUTE:
+		case FERRY_APP_ROUTE: {
+			enum ferry_path path = FERRY_PATH_AUTO;
+
+			ferry_port_path_get(ctx->f, i, &path);
+			p.path = (uint8_t)path;
 			cmd_buf_line(b, "route", &route_syntax, &p);
-			break;
+		} break;
 		default:
 			break;
 		}

@@ -1023,6 +1023,8 @@ static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
 		if (f->ports[i]->app == FERRY_APP_XCONNECT &&
 		    f->ports[i]->peer == out)
 			ferry_kpath_apply(f, f->ports[i]);
+	if (out->app == FERRY_APP_ROUTE)
+		ferry_kpath_route_apply(f);
 }
 
 /* ----------------------------------------------------------- generator */

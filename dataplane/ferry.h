@@ -100,6 +100,14 @@ int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
  * return arrays (empty before the first route port); NULL + msg on a bad
  * prefix.
  */
+/*
+ * route PORT with the path asked for (kernel: bpf_fib_lookup and a DEVMAP
+ * in XDP for what needs no worker, dataplane/kpath.h): as ferry_app_set,
+ * and first refuses (-EOPNOTSUPP, with the fix in msg) a path kernel that
+ * cannot work.
+ */
+int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
+		    char *msg, size_t len);
 int ferry_route_fd(const struct ferry *f);
 void ferry_route_process(struct ferry *f);
 json_t *ferry_fib_show(struct ferry *f, const char *prefix,

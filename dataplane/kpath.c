@@ -92,6 +92,11 @@ int ferry_kpath_refusal(const struct ferry_port *p,
 	return 0;
 }
 
+static void fib_slot_fold(struct ferry_port *q, uint32_t i);
+static void fib_tx_raw(struct ferry *f, struct ferry_port *e, uint64_t *pk,
+		       uint64_t *by);
+static void fib_reset(struct ferry_port *p);
+
 static int cfg_kernel_fwd(struct ferry_port *p, uint8_t on)
 {
 	struct ferry_xdp_cfg cfg;
@@ -114,7 +119,7 @@ static int kpath_on(struct ferry_port *p)
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_tx_dev), &key,
 				&ifindex, 0))
 		return -errno;
-	err = cfg_kernel_fwd(p, 1);
+	err = cfg_kernel_fwd(p, FERRY_KFWD_DEV);
 	return err;
 }
 
@@ -136,7 +141,17 @@ void ferry_kpath_apply(struct ferry *f, struct ferry_port *p)
 	char why[sizeof(p->path_why)];
 	int err;
 
-	(void)f;
+	if (p->app == FERRY_APP_ROUTE || (p->kacct && p->kacct->fib_on)) {
+		/* an xconnect's DEVMAP redirect first goes, as for any
+		 * xconnect leaving the kernel path */
+		if (p->app == FERRY_APP_ROUTE && was == FERRY_PATH_KERNEL &&
+		    p->skel && !(p->kacct && p->kacct->fib_on))
+			kpath_off(p);
+		ferry_kpath_route_apply(f);
+		if (p->app == FERRY_APP_ROUTE)
+			return;
+		was = p->path;
+	}
 	why[0] = 0;
 	if (p->app != FERRY_APP_XCONNECT || !p->peer) {
 		snprintf(why, sizeof(why), "not an xconnect");
@@ -232,9 +247,13 @@ void ferry_kpath_fold(struct ferry_port *p)
 {
 	struct ferry_kpath_acct *a = acct(p), *pa;
 	struct ferry_kpath_ctrs now;
+	uint32_t i;
 
 	if (!a || ferry_kpath_read(p, &now))
 		return;
+	for (i = 0; a->fib_on && i < FERRY_FIB_EGRESS_MAX; i++)
+		if (a->fib[i].ifindex)
+			fib_slot_fold(p, i);
 	if (p->app == FERRY_APP_XCONNECT && p->peer && (pa = acct(p->peer))) {
 		pa->tx_folded += now.tx_packets - a->snap.tx_packets;
 		pa->tx_bytes_folded += now.tx_bytes - a->snap.tx_bytes;
@@ -262,6 +281,7 @@ static void tx_raw(struct ferry *f, struct ferry_port *p, uint64_t *pk,
 		*pk += now.tx_packets - qa->snap.tx_packets;
 		*by += now.tx_bytes - qa->snap.tx_bytes;
 	}
+	fib_tx_raw(f, p, pk, by);
 }
 
 void ferry_kpath_stats(struct ferry *f, struct ferry_port *p,
@@ -293,6 +313,7 @@ void ferry_kpath_reset(struct ferry *f, struct ferry_port *p)
 		return;
 	ferry_kpath_read(p, &a->base);
 	tx_raw(f, p, &a->tx_base, &a->tx_bytes_base);
+	fib_reset(p);
 }
 
 void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt)
@@ -340,6 +361,16 @@ int ferry_kpath_tp_attach(struct ferry_port *p)
 			    bpf_map__fd(p->skel->maps.ferry_tx_dev), &mi, &len))
 			p->skel->bss->ferry_tx_dev_map_id = mi.id;
 	}
+	p->skel->bss->ferry_fib_dev_map_id = 0;
+	{
+		struct bpf_map_info mi = {0};
+		uint32_t len = sizeof(mi);
+
+		if (!bpf_obj_get_info_by_fd(
+			    bpf_map__fd(p->skel->maps.ferry_fib_dev), &mi,
+			    &len))
+			p->skel->bss->ferry_fib_dev_map_id = mi.id;
+	}
 	p->skel->bss->ferry_rx_ifindex = (uint32_t)p->ifindex;
 	p->skel->bss->ferry_rx_netns =
 		stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
@@ -361,4 +392,404 @@ void ferry_kpath_tp_detach(struct ferry_port *p)
 	bpf_link__destroy(p->kfwd_tp[0]);
 	bpf_link__destroy(p->kfwd_tp[1]);
 	p->kfwd_tp[0] = p->kfwd_tp[1] = NULL;
+}
+
+/* ------------------------------------------------- route: bpf_fib_lookup */
+
+static int knob_read(const char *path, int missing)
+{
+	FILE *fp = fopen(path, "r");
+	int v = 0;
+
+	if (!fp)
+		return missing;
+	if (fscanf(fp, "%d", &v) != 1)
+		v = 0;
+	fclose(fp);
+	return v;
+}
+
+#define LO_FWD4 "/proc/sys/net/ipv4/conf/lo/forwarding"
+#define LO_FWD6 "/proc/sys/net/ipv6/conf/lo/forwarding"
+
+int ferry_kpath_lo_forwarding(void)
+{
+	/* No IPv6 on the host: no IPv6 frame to look up either. */
+	return knob_read(LO_FWD4, 0) && knob_read(LO_FWD6, 1);
+}
+
+int ferry_kpath_route_refusal(const struct ferry_port *p, char *why, size_t len)
+{
+	if (!ferry_kpath_lo_forwarding()) {
+		snprintf(
+			why, len,
+			"bpf_fib_lookup answers FWD_DISABLED: lo's forwarding "
+			"is off; fix: 'sysctl -w net.ipv4.conf.lo.forwarding=1 "
+			"net.ipv6.conf.lo.forwarding=1'");
+		return -EOPNOTSUPP;
+	}
+	return ferry_kpath_refusal(p, p, why, len);
+}
+
+/* A route port's slot counters, summed over CPUs. */
+static int fib_slot_read(const struct ferry_port *p, uint32_t slot,
+			 struct ferry_fib_tx_ctr *c)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+
+	memset(c, 0, sizeof(*c));
+	if (!p->skel || ncpu <= 0)
+		return -ENOENT;
+	{
+		struct ferry_fib_tx_ctr v[ncpu];
+
+		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.ferry_fib_tx),
+					&slot, v))
+			return -errno;
+		for (i = 0; i < ncpu; i++) {
+			c->packets += v[i].packets;
+			c->bytes += v[i].bytes;
+			c->sent += v[i].sent;
+		}
+	}
+	return 0;
+}
+
+/* Of a slot's frames since base, what its egress sent, and the bytes in
+ * proportion (the tracepoint counts frames only). */
+static void fib_slot_delta(const struct ferry_port *p,
+			   const struct ferry_fib_tx_ctr *now,
+			   const struct ferry_fib_tx_ctr *base, uint64_t *pk,
+			   uint64_t *by)
+{
+	uint64_t sent_pk = now->packets - base->packets;
+	uint64_t sent = p->kfwd_tp[1] ? now->sent - base->sent : sent_pk;
+
+	if (sent > sent_pk)
+		sent = sent_pk;
+	*pk = sent;
+	*by = sent_pk ? (uint64_t)((double)(now->bytes - base->bytes) *
+				   (double)sent / (double)sent_pk)
+		      : 0;
+}
+
+/* What slot i of q sent since it was last credited goes to its egress. */
+static void fib_slot_fold(struct ferry_port *q, uint32_t i)
+{
+	struct ferry_kpath_fib_slot *s = &q->kacct->fib[i];
+	struct ferry_kpath_acct *ea = s->port ? acct(s->port) : NULL;
+	struct ferry_fib_tx_ctr now;
+	uint64_t pk, by;
+
+	if (fib_slot_read(q, i, &now))
+		return;
+	fib_slot_delta(q, &now, &s->base, &pk, &by);
+	if (ea) {
+		ea->tx_folded += pk;
+		ea->tx_bytes_folded += by;
+	}
+	s->base = now;
+}
+
+/* Route ports' kernel-path frames sent out of e since last credited. */
+static void fib_tx_raw(struct ferry *f, struct ferry_port *e, uint64_t *pk,
+		       uint64_t *by)
+{
+	int i;
+	uint32_t j;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *q = f->ports[i];
+
+		if (!q->kacct || !q->kacct->fib_on)
+			continue;
+		for (j = 0; j < FERRY_FIB_EGRESS_MAX; j++) {
+			struct ferry_kpath_fib_slot *s = &q->kacct->fib[j];
+			struct ferry_fib_tx_ctr now;
+			uint64_t p1, b1;
+
+			if (s->ifindex != e->ifindex ||
+			    fib_slot_read(q, j, &now))
+				continue;
+			fib_slot_delta(q, &now, &s->base, &p1, &b1);
+			*pk += p1;
+			*by += b1;
+		}
+	}
+}
+
+static bool in_set(struct ferry_port *const *set, int n, int ifindex)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (set[i]->ifindex == ifindex)
+			return true;
+	return false;
+}
+
+static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
+{
+	if (p->app != FERRY_APP_ROUTE) {
+		snprintf(why, len, "not a route port");
+		return FERRY_PATH_XSK;
+	}
+	if (!p->skel || p->deferred) {
+		snprintf(why, len, "no classifier of ferry's yet");
+		return FERRY_PATH_XSK;
+	}
+	if (p->state == FERRY_PORT_FAILED) {
+		snprintf(why, len, "the port has failed");
+		return FERRY_PATH_XSK;
+	}
+	if (p->path_req == FERRY_PATH_XSK) {
+		snprintf(why, len, "asked for (path xsk)");
+		return FERRY_PATH_XSK;
+	}
+	switch (ferry_kpath_route_refusal(p, why, len)) {
+	case 0:
+		break;
+	case -EAGAIN:
+		/* a veth peer whose GRO cannot be read: the operator's call */
+		if (p->path_req == FERRY_PATH_KERNEL)
+			break;
+		return FERRY_PATH_XSK;
+	default:
+		return FERRY_PATH_XSK;
+	}
+	if (p->path_req == FERRY_PATH_KERNEL)
+		snprintf(why, len,
+			 "asked for (path kernel): frames bpf_fib_lookup "
+			 "resolves stay in XDP");
+	else
+		snprintf(why, len,
+			 "auto: frames bpf_fib_lookup resolves stay in XDP, "
+			 "the rest go to a worker");
+	return FERRY_PATH_KERNEL;
+}
+
+static int fib_cfg_set(struct ferry_port *p, uint8_t mode)
+{
+	struct ferry_xdp_cfg cfg;
+	uint32_t key = 0;
+	int fd = bpf_map__fd(p->skel->maps.ferry_cfg);
+
+	if (bpf_map_lookup_elem(fd, &key, &cfg))
+		return -errno;
+	if (cfg.kernel_fwd == mode)
+		return 0;
+	cfg.kernel_fwd = mode;
+	return bpf_map_update_elem(fd, &key, &cfg, 0) ? -errno : 0;
+}
+
+/* e into q's egresses: the DEVMAP first, the slot's base, then the
+ * egress map the classifier reads. */
+static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
+{
+	struct ferry_kpath_acct *a = q->kacct;
+	uint32_t ifx = (uint32_t)e->ifindex, i;
+
+	for (i = 0; i < FERRY_FIB_EGRESS_MAX; i++)
+		if (a->fib[i].ifindex == e->ifindex)
+			return 0;
+	for (i = 0; i < FERRY_FIB_EGRESS_MAX && a->fib[i].ifindex; i++)
+		;
+	if (i == FERRY_FIB_EGRESS_MAX)
+		return -ENOSPC;
+	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_dev), &ifx,
+				&ifx, 0))
+		return -errno;
+	fib_slot_read(q, i, &a->fib[i].base);
+	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_egress),
+				&ifx, &i, 0)) {
+		int err = -errno;
+
+		bpf_map_delete_elem(bpf_map__fd(q->skel->maps.ferry_fib_dev),
+				    &ifx);
+		return err;
+	}
+	a->fib[i].ifindex = e->ifindex;
+	a->fib[i].port = e;
+	return 0;
+}
+
+void ferry_kpath_route_apply(struct ferry *f)
+{
+	struct ferry_port *set[FERRY_MAX_PORTS];
+	enum ferry_path want[FERRY_MAX_PORTS];
+	char why[FERRY_MAX_PORTS][sizeof(((struct ferry_port *)0)->path_why)];
+	uint32_t gone[FERRY_MAX_PORTS][FERRY_FIB_EGRESS_MAX];
+	int n_gone[FERRY_MAX_PORTS] = {0};
+	int i, n = 0, j, err, removed = 0;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		why[i][0] = 0;
+		want[i] = route_want(p, why[i], sizeof(why[i]));
+		if (want[i] == FERRY_PATH_KERNEL)
+			set[n++] = p;
+	}
+	/* Removals: out of the egress map (and the byte off) now, out of
+	 * the DEVMAP once no XDP run can still hold the old state. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *q = f->ports[i];
+		bool keep = want[i] == FERRY_PATH_KERNEL;
+
+		if (!q->kacct || !q->kacct->fib_on || !q->skel)
+			continue;
+		if (!keep && fib_cfg_set(q, 0))
+			log_warn("port %s: cannot turn the kernel path off",
+				 q->name);
+		for (j = 0; j < FERRY_FIB_EGRESS_MAX; j++) {
+			struct ferry_kpath_fib_slot *s = &q->kacct->fib[j];
+			uint32_t ifx = (uint32_t)s->ifindex;
+
+			if (!s->ifindex || (keep && in_set(set, n, s->ifindex)))
+				continue;
+			bpf_map_delete_elem(
+				bpf_map__fd(q->skel->maps.ferry_fib_egress),
+				&ifx);
+			gone[i][n_gone[i]++] = ifx;
+			removed++;
+		}
+	}
+	if (removed)
+		ferry_xdp_runs_wait();
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *q = f->ports[i];
+
+		for (j = 0; j < n_gone[i]; j++) {
+			uint32_t k;
+
+			bpf_map_delete_elem(
+				bpf_map__fd(q->skel->maps.ferry_fib_dev),
+				&gone[i][j]);
+			for (k = 0; k < FERRY_FIB_EGRESS_MAX; k++)
+				if (q->kacct->fib[k].ifindex ==
+				    (int)gone[i][j]) {
+					/* what it sent to that egress, and
+					 * any last flush, stays credited */
+					fib_slot_fold(q, k);
+					q->kacct->fib[k].ifindex = 0;
+					q->kacct->fib[k].port = NULL;
+				}
+		}
+		if (q->kacct && want[i] != FERRY_PATH_KERNEL)
+			q->kacct->fib_on = 0;
+	}
+	/* Additions, then the classifier's byte. */
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *q = f->ports[i];
+		enum ferry_path was = q->path;
+
+		if (q->app != FERRY_APP_ROUTE)
+			continue;
+		if (want[i] == FERRY_PATH_KERNEL) {
+			err = acct(q) ? 0 : -ENOMEM;
+			for (j = 0; !err && j < n; j++)
+				err = fib_egress_add(q, set[j]);
+			if (!err) {
+				q->kacct->fib_on = 1;
+				err = fib_cfg_set(q, FERRY_KFWD_FIB);
+			}
+			if (err) {
+				log_warn(
+					"port %s: the route kernel path failed "
+					"(%s); frames stay on the workers",
+					q->name, strerror(-err));
+				snprintf(why[i], sizeof(why[i]),
+					 "the kernel path could not be set "
+					 "up: %s",
+					 strerror(-err));
+				if (q->skel)
+					fib_cfg_set(q, 0);
+				want[i] = FERRY_PATH_XSK;
+			}
+		}
+		q->path = want[i];
+		memcpy(q->path_why, why[i], sizeof(q->path_why));
+		q->path_why[sizeof(q->path_why) - 1] = 0;
+		if (was != want[i])
+			log_info("port %s: route path %s (%s)", q->name,
+				 ferry_path_name(want[i]), why[i]);
+	}
+}
+
+void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct ferry_fib_ctr sum = {0};
+	uint32_t key = 0;
+	json_t *o;
+
+	if (!p->skel || ncpu <= 0 || p->app != FERRY_APP_ROUTE)
+		return;
+	{
+		struct ferry_fib_ctr v[ncpu];
+
+		if (bpf_map_lookup_elem(
+			    bpf_map__fd(p->skel->maps.ferry_fib_ctrs), &key, v))
+			return;
+		for (i = 0; i < ncpu; i++) {
+#define FSUM(id) sum.id += v[i].id;
+			FERRY_FIB_CTRS(FSUM)
+#undef FSUM
+		}
+	}
+	o = json_object();
+#define FSET(id)                                                               \
+	json_object_set_new(                                                   \
+		o, #id,                                                        \
+		json_integer((                                                 \
+			json_int_t)(sum.id -                                   \
+				    (p->kacct ? p->kacct->fib_base.id : 0))));
+	FERRY_FIB_CTRS(FSET)
+#undef FSET
+	json_object_set_new(k, "fib", o);
+}
+
+static void fib_reset(struct ferry_port *p)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	uint32_t key = 0;
+
+	if (!p->skel || ncpu <= 0 || !p->kacct)
+		return;
+	{
+		struct ferry_fib_ctr v[ncpu];
+
+		memset(&p->kacct->fib_base, 0, sizeof(p->kacct->fib_base));
+		if (bpf_map_lookup_elem(
+			    bpf_map__fd(p->skel->maps.ferry_fib_ctrs), &key, v))
+			return;
+		for (i = 0; i < ncpu; i++) {
+#define FSUM(id) p->kacct->fib_base.id += v[i].id;
+			FERRY_FIB_CTRS(FSUM)
+#undef FSUM
+		}
+	}
+}
+
+int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
+		    char *msg, size_t len)
+{
+	struct ferry_port *p = ferry_port_find(f, port);
+	enum ferry_path old;
+	char why[200];
+	int err;
+
+	if (!p)
+		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+	if (path == FERRY_PATH_KERNEL &&
+	    ferry_kpath_route_refusal(p, why, sizeof(why)) == -EOPNOTSUPP)
+		return ferry_fail(msg, len, -EOPNOTSUPP,
+				  "route %s: path kernel refused: %s", port,
+				  why);
+	old = p->path_req;
+	p->path_req = path;
+	err = ferry_app_set(f, port, FERRY_APP_ROUTE, NULL, msg, len);
+	if (err)
+		p->path_req = old;
+	return err;
 }

@@ -17,6 +17,7 @@
 #ifndef FERRY_KPATH_H
 #define FERRY_KPATH_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "ferry.h"
@@ -33,9 +34,22 @@ struct ferry_kpath_ctrs {
 #undef FERRY_KPATH_CTR_FIELD
 };
 
+/* One egress in a route port's classifier (ferry_fib_egress): the slot of
+ * its counters, and what they were when last credited to the egress. */
+struct ferry_kpath_fib_slot {
+	int ifindex; /* 0: free */
+	/* the egress; a port leaves every slot before it is freed */
+	struct ferry_port *port;
+	struct ferry_fib_tx_ctr base;
+};
+
 /* What the counters of a port were when it last changed egress, and
  * what it sent out of other ports before: see kpath.c. */
 struct ferry_kpath_acct {
+	/* route: the classifier is on FERRY_KFWD_FIB, and its egresses */
+	int fib_on;
+	struct ferry_kpath_fib_slot fib[FERRY_FIB_EGRESS_MAX];
+	struct ferry_fib_ctr fib_base;	     /* `stats reset` */
 	struct ferry_kpath_ctrs snap;	     /* own counters at the last fold */
 	uint64_t tx_folded, tx_bytes_folded; /* as egress, from folded ports */
 	struct ferry_kpath_ctrs base;	     /* `stats reset` */
@@ -74,6 +88,23 @@ void ferry_kpath_reset(struct ferry *f, struct ferry_port *p);
 void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt);
 /* Adds p's raw kernel-path counters to a ledger. */
 void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_ledger *l);
+/*
+ * The route app (FERRY_KFWD_FIB): decides the path of every route port
+ * (ferry_kpath_apply() calls it for a route port) and gives each one on
+ * the kernel path the others on it as egresses. Removals first (out of
+ * ferry_fib_egress, a grace period, then out of the DEVMAP), then
+ * additions (DEVMAP first), then the classifier's byte.
+ */
+void ferry_kpath_route_apply(struct ferry *f);
+/* Why route port p cannot take the kernel path (0: it can): as
+ * ferry_kpath_refusal, plus lo's forwarding knobs (kpath.c). */
+int ferry_kpath_route_refusal(const struct ferry_port *p, char *why,
+			      size_t len);
+/* 1 when both lo forwarding knobs are on (IPv6 absent counts as on). */
+int ferry_kpath_lo_forwarding(void);
+/* p's route kernel-path counters (why frames went to a worker) into k,
+ * since `stats reset`. */
+void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
 /* Attaches the two tracepoint programs and points them at p (after the
  * skeleton loaded); 0 or -errno. */
 int ferry_kpath_tp_attach(struct ferry_port *p);

@@ -101,7 +101,7 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "need_wakeup", json_true());
 	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
 	json_object_set_new(o, "app", json_string(app));
-	if (p->app == FERRY_APP_XCONNECT) {
+	if (p->app == FERRY_APP_XCONNECT || p->app == FERRY_APP_ROUTE) {
 		json_object_set_new(
 			o, "path",
 			json_string(ferry_path_name(p->path == FERRY_PATH_KERNEL
@@ -267,6 +267,7 @@ static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 		k, "xdp_redirect_err",
 		json_integer((json_int_t)(kc.err_down + kc.err_too_big +
 					  kc.err_other)));
+	ferry_kpath_fib_json(p, k);
 	json_object_set_new(o, "xsk", x);
 	json_object_set_new(o, "kernel", k);
 	sum->c.rx_packets += kc.rx_packets;

@@ -17,6 +17,7 @@
 #include "csum.h"
 #include "ferry_xdp.skel.h"
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 #include "nlmirror.h"
 #include "router.h"
@@ -45,6 +46,7 @@ struct ferry_router {
 	uint64_t addr_gen;     /* nlmirror addr_updates the classifiers have */
 	uint64_t local_errors; /* ferry_local map updates that failed */
 	bool forwarding_warned;
+	int lo_forwarding; /* the route kernel path's precondition, last seen */
 };
 
 static int port_of(void *arg, int ifindex, const char *ifname)
@@ -305,6 +307,7 @@ struct ferry_router *ferry_router_create(struct ferry *f, struct ferry_err *msg)
 		goto destroy_fib;
 	}
 	forwarding_check(r);
+	r->lo_forwarding = ferry_kpath_lo_forwarding();
 	return r;
 
 destroy_fib:
@@ -413,11 +416,24 @@ static void resolve_pending(struct ferry_router *r)
 	}
 }
 
+/* lo's forwarding knobs gate bpf_fib_lookup (kpath.c): when they change,
+ * the route ports' paths are decided again, and say why. */
+static void kpath_check(struct ferry_router *r)
+{
+	int on = ferry_kpath_lo_forwarding();
+
+	if (on == r->lo_forwarding)
+		return;
+	r->lo_forwarding = on;
+	ferry_kpath_route_apply(r->f);
+}
+
 void ferry_router_tick(struct ferry_router *r)
 {
 	resolve_pending(r);
 	fib_reclaim(r->fib);
 	forwarding_check(r);
+	kpath_check(r);
 }
 
 /* ---------------------------------------------------------- reports */
