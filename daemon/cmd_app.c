@@ -138,8 +138,7 @@ static int cmd_route(void *ctx, int argc, char **argv, json_t **data,
 
 	if (!rc)
 		rc = ferry_route_add(CMD_F(ctx), p.port,
-				     (enum ferry_path)p.path, err->msg,
-				     sizeof(err->msg));
+				     (enum ferry_path)p.path, err);
 	if (!rc)
 		ferryd_route_watch(ctx);
 	return rc;

@@ -107,7 +107,7 @@ int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
  * cannot work.
  */
 int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
-		    char *msg, size_t len);
+		    struct ferry_err *msg);
 int ferry_route_fd(const struct ferry *f);
 void ferry_route_process(struct ferry *f);
 json_t *ferry_fib_show(struct ferry *f, const char *prefix,

@@ -772,7 +772,7 @@ static void fib_reset(struct ferry_port *p)
 }
 
 int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
-		    char *msg, size_t len)
+		    struct ferry_err *msg)
 {
 	struct ferry_port *p = ferry_port_find(f, port);
 	enum ferry_path old;
@@ -780,15 +780,15 @@ int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
 	int err;
 
 	if (!p)
-		return ferry_fail(msg, len, -ENOENT, "no port %s", port);
+		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (path == FERRY_PATH_KERNEL &&
 	    ferry_kpath_route_refusal(p, why, sizeof(why)) == -EOPNOTSUPP)
-		return ferry_fail(msg, len, -EOPNOTSUPP,
+		return ferry_fail(msg, -EOPNOTSUPP,
 				  "route %s: path kernel refused: %s", port,
 				  why);
 	old = p->path_req;
 	p->path_req = path;
-	err = ferry_app_set(f, port, FERRY_APP_ROUTE, NULL, msg, len);
+	err = ferry_app_set(f, port, FERRY_APP_ROUTE, NULL, msg);
 	if (err)
 		p->path_req = old;
 	return err;
