@@ -14,7 +14,8 @@
 #   kernel    the kernel's forwarding (ferry stopped, ip_forward=1)
 # d0's receive NAPI is threaded and pinned to CPU 1 in every row.
 #   route     ferryd, `route p0`, `route p1`, one busy-polling worker
-#   xconnect  ferryd, xconnect p0 -> p1: the same worker without routing
+#   xconnect  ferryd, xconnect p0 -> p1 path xsk: the same worker without
+#             routing (path auto would take the kernel path: s0 has XDP)
 # Each ratio is against kernel.
 # Then the table part (issue 13), its rows interleaved run by run, each run
 # setting its forwarder up afresh, ratios against its own kernel row:
@@ -29,8 +30,8 @@
 # kernel_full, xdp_fib_full, route_full. It reports how long the load took,
 # how long ferryd's netlink mirror took to follow it live, and how long its
 # initial dump of the full table takes at `route p0`. --routes 0 skips it.
-# In this part s0's receive runs in a NAPI thread on CPU 0 (below), so the
-# router's CPU does only the routing. --only-table: just this part.
+# The sink in this part is an XDP count+drop on s0 (xdp_sink_reset, below).
+# --only-table: just this part.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -101,7 +102,7 @@ start_dut() { # APP
 		tb_do dut route p0 >/dev/null
 		tb_do dut route p1 >/dev/null
 	else
-		tb_do dut xconnect add p0 p1 >/dev/null
+		tb_do dut xconnect add p0 p1 path xsk >/dev/null
 	fi
 }
 
@@ -151,7 +152,7 @@ tbl_fib_load() {
 	k="$((d1 & 255)) $(((d1 >> 8) & 255)) $(((d1 >> 16) & 255)) 0"
 	tb_exec dut sh -c "
 		rm -rf $FIB_PIN ${FIB_PIN}_maps &&
-		bpftool prog load '$FIB_OBJ' $FIB_PIN type xdp pinmaps ${FIB_PIN}_maps &&
+		bpftool prog loadall '$FIB_OBJ' $FIB_PIN type xdp pinmaps ${FIB_PIN}_maps &&
 		bpftool map update pinned ${FIB_PIN}_maps/fib_tx_ports key $k value $k"
 }
 
@@ -164,15 +165,26 @@ tbl_fib_ctr() {
 			 fwd_disabled: .[4], redirect_fail: .[5]}'
 }
 
-# s0's receive (the sink's XDP and its copy into the UMEM) in a NAPI thread
-# on CPU 0: otherwise it runs in the softirq of whoever transmits on d1, the
-# router's CPU, and every row pays the sink's work beside its own.
-tbl_sink_napi() {
-	local pid
-	tb_exec sink sh -c "echo 1 > /sys/class/net/$S0/threaded" || return 0
-	for pid in $(pgrep -f "napi/$S0" || true); do
-		taskset -p -c 0 "$pid" >/dev/null 2>&1 || true
-	done
+# The sink for this part: xdp_sink_reset on s0 (count, TTL back to 64,
+# drop) instead of ferryd's drop app: its copy of every frame into a UMEM,
+# on CPU 0 beside the generator, capped the faster rows. s0 takes d0's MAC
+# (its own L2 segment, so harmless): with that and the TTL reset, the
+# generator's recycled pages stay valid frames after an in-place forwarder
+# rewrote them (see xdp_fib_fwd.bpf.c). s0's receive stays where veth puts
+# it, in the softirq of whoever sent on d1: the router's CPU, which so pays
+# for an XDP drop per frame in every row alike (a NAPI thread on CPU 0,
+# tried first, lost most frames at s0's ring when CPU 0 was busy).
+tbl_sink() {
+	local mac
+	tb_do sink shutdown >/dev/null || true
+	tb_wait_exit sink 10 || true
+	mac=$(tb_mac dut d0)
+	ip -n "$(tb_nsname sink)" link set dev "$S0" address "$mac"
+	ip -n "$dut" neigh replace 10.77.1.1 lladdr "$mac" dev "$D1" nud permanent
+	tb_exec sink sh -c "
+		rm -rf ${FIB_PIN}_sink ${FIB_PIN}_sink_maps &&
+		bpftool prog loadall '$FIB_OBJ' ${FIB_PIN}_sink type xdp pinmaps ${FIB_PIN}_sink_maps &&
+		bpftool net attach xdpdrv pinned ${FIB_PIN}_sink/xdp_sink_reset dev $S0 overwrite"
 }
 
 # tbl_up ROW: kernel* / xdp_fib* / route* forwarding on d0 -> d1
@@ -183,7 +195,7 @@ tbl_up() {
 	xdp_fib*)
 		# bpf_fib_lookup answers FWD_DISABLED without it (ingress device)
 		ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=1
-		tb_exec dut bpftool net attach xdpdrv pinned "$FIB_PIN" dev "$D0" overwrite
+		tb_exec dut bpftool net attach xdpdrv pinned "$FIB_PIN/xdp_fib_fwd" dev "$D0" overwrite
 		;;
 	route*)
 		tb_ferryd dut dut >/dev/null
@@ -218,7 +230,7 @@ tbl_sample() {
 	tbl_up "$row"
 	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size 64 >/dev/null
 	sleep 1
-	r=$(rate_of)
+	r=$(xdp_rate sink "$S0" sink_ctr)
 	tb_do gen gen stop g0 >/dev/null || true
 	sleep 0.5
 	case $row in
@@ -289,7 +301,7 @@ table_part() {
 	local i row rows
 	say "table part: ${TBL_ROWS[*]} interleaved, $RUNS runs of ${SECS}s"
 	tbl_fib_load
-	tbl_sink_napi
+	tbl_sink
 	for ((i = 0; i < RUNS; i++)); do
 		for row in "${TBL_ROWS[@]}"; do tbl_sample "$row"; done
 	done
@@ -309,8 +321,8 @@ table_part() {
 	done
 	echo
 	echo "routed 64-byte pps, 1 flow (198.18.0.1 -> .2), veth native XDP copy mode, d0's NAPI threaded"
-	echo "on CPU $FWD_CPU with the forwarder (ferry: one busy-polling worker, need_wakeup on); generator,"
-	echo "sink worker and s0's NAPI thread on CPU 0; rows interleaved, median/min/max of $RUNS runs of ${SECS}s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "on CPU $FWD_CPU with the forwarder (ferry: one busy-polling worker, need_wakeup on), and s0's receive"
+	echo "(an XDP count+drop) after it there; the generator on CPU 0; rows interleaved, median/min/max of $RUNS runs of ${SECS}s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	printf '%-14s %12s %12s %12s %10s %10s\n' row median_pps min max vs_kernel vs_xdp_fib
 	for row in "${rows[@]}"; do
 		printf '%-14s %12s %12s %12s %10s %10s\n' "$row" "${MED[t_$row]}" "${MIN[t_$row]}" \
@@ -327,6 +339,8 @@ table_part() {
 	for row in "${rows[@]}"; do
 		[[ -n ${EXTRA[${row}_ctr]:-} ]] && echo "  $row counters (last run): ${EXTRA[${row}_ctr]}"
 	done
+	echo "  sink, all runs: $(tb_exec sink bpftool -j map dump pinned "${FIB_PIN}_sink_maps/sink_ctr" |
+		jq -r '[.[].formatted | [.values[].value] | add] | "\(.[0]) frames, \(.[1]) with a TTL under 63 (a recycled page back again)"')"
 	return 0
 }
 
