@@ -2,7 +2,7 @@
 # bench/route.sh - routed 64-byte pps on the namespace testbed, every row in
 # the same run so that rows compare with each other only.
 #
-#   bench/route.sh [--runs N] [--secs S]
+#   bench/route.sh [--runs N] [--secs S] [--routes N] [--only-table]
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [router] dut:d1 ──veth── sink:s0
@@ -17,10 +17,25 @@
 #   route_kernel  ferryd, `route p0 path kernel`, `route p1 path kernel`:
 #             bpf_fib_lookup and a DEVMAP redirect in the classifier, no
 #             worker (lo's forwarding on for the lookup, docs/design.md)
-#   xconnect  ferryd, xconnect p0 -> p1: the same worker without routing
+#   xconnect  ferryd, xconnect p0 -> p1 path xsk: the same worker without
+#             routing (path auto would take the kernel path: s0 has XDP)
 # Ratios against kernel and against route (the worker path); then the cost
-# of d0's classifier per frame on each ferry row's path. Not here yet:
-# the full-table row and a bare bpf_fib_lookup forwarder (bench/, issue 13).
+# of d0's classifier per frame on each ferry row's path.
+# Then the table part (issue 13), its rows interleaved run by run, each run
+# setting its forwarder up afresh, ratios against its own kernel row:
+#   kernel    as above
+#   xdp_fib   bench/xdp_fib_fwd.bpf.o on d0: bpf_fib_lookup, TTL - 1, MACs,
+#             DEVMAP_HASH redirect to d1 (as xdp-tools' xdp-forward;
+#             forwarding on, which bpf_fib_lookup requires)
+#   route     ferryd `route p0`, `route p1`
+# first with the one route, then with ROUTES more IPv4 routes (default
+# 1 000 000, an Internet-like mix of lengths, all via 10.77.1.1, none
+# covering 198.18.0.0/15) loaded into the main table with `ip -batch`:
+# kernel_full, xdp_fib_full, route_full. It reports how long the load took,
+# how long ferryd's netlink mirror took to follow it live, and how long its
+# initial dump of the full table takes at `route p0`. --routes 0 skips it.
+# The sink in this part is an XDP count+drop on s0 (xdp_sink_reset, below).
+# --only-table: just this part.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,11 +48,15 @@ cd "$REPO"
 RUNS=3
 SECS=4
 FWD_CPU=1
+ROUTES=1000000
+ONLY_TABLE=0
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
 	--secs) SECS=$2 && shift ;;
-	*) echo "usage: $0 [--runs N] [--secs S]" >&2 && exit 2 ;;
+	--routes) ROUTES=$2 && shift ;;
+	--only-table) ONLY_TABLE=1 ;;
+	*) echo "usage: $0 [--runs N] [--secs S] [--routes N] [--only-table]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -92,7 +111,7 @@ start_dut() { # APP
 		tb_do dut route p0 path kernel >/dev/null
 		tb_do dut route p1 path kernel >/dev/null
 	else
-		tb_do dut xconnect add p0 p1 >/dev/null
+		tb_do dut xconnect add p0 p1 path xsk >/dev/null
 	fi
 }
 
@@ -174,6 +193,219 @@ measure() { # ROW
 	say "$row: ${vals[*]}"
 }
 
+# ---- table part: XDP FIB forwarder and the full table (issue 13) ---------
+# Rows interleaved run by run (load drift on this shared host falls on every
+# row alike); each run sets its forwarder up, measures SECS, takes it down.
+
+FIB_OBJ=$REPO/build/bench/xdp_fib_fwd.bpf.o
+FIB_PIN=/sys/fs/bpf/bench_fib
+
+# Loads xdp_fib_fwd once, pinned, and fills its DEVMAP_HASH with d1.
+tbl_fib_load() {
+	local d1 k
+	[[ -f $FIB_OBJ ]] || tb_die "build first (./run build): no $FIB_OBJ"
+	d1=$(tb_ifindex dut d1)
+	k="$((d1 & 255)) $(((d1 >> 8) & 255)) $(((d1 >> 16) & 255)) 0"
+	tb_exec dut sh -c "
+		rm -rf $FIB_PIN ${FIB_PIN}_maps &&
+		bpftool prog loadall '$FIB_OBJ' $FIB_PIN type xdp pinmaps ${FIB_PIN}_maps &&
+		bpftool map update pinned ${FIB_PIN}_maps/fib_tx_ports key $k value $k"
+}
+
+# fib_ctr per outcome (the enum in xdp_fib_fwd.bpf.c), summed over CPUs
+# and over every run so far (the program stays loaded between runs)
+tbl_fib_ctr() {
+	tb_exec dut bpftool -j map dump pinned "${FIB_PIN}_maps/fib_ctr" |
+		jq -c '[.[].formatted | [.values[].value] | add] |
+			{redirect: .[0], pass_lookup: .[1], pass_ttl: .[2], pass_other: .[3],
+			 fwd_disabled: .[4], redirect_fail: .[5]}'
+}
+
+# The sink for this part: xdp_sink_reset on s0 (count, TTL back to 64,
+# drop) instead of ferryd's drop app: its copy of every frame into a UMEM,
+# on CPU 0 beside the generator, capped the faster rows. s0 takes d0's MAC
+# (its own L2 segment, so harmless): with that and the TTL reset, the
+# generator's recycled pages stay valid frames after an in-place forwarder
+# rewrote them (see xdp_fib_fwd.bpf.c). s0's receive stays where veth puts
+# it, in the softirq of whoever sent on d1: the router's CPU, which so pays
+# for an XDP drop per frame in every row alike (a NAPI thread on CPU 0,
+# tried first, lost most frames at s0's ring when CPU 0 was busy).
+tbl_sink() {
+	local mac
+	tb_do sink shutdown >/dev/null || true
+	tb_wait_exit sink 10 || true
+	mac=$(tb_mac dut d0)
+	ip -n "$(tb_nsname sink)" link set dev "$S0" address "$mac"
+	ip -n "$dut" neigh replace 10.77.1.1 lladdr "$mac" dev "$D1" nud permanent
+	tb_exec sink sh -c "
+		rm -rf ${FIB_PIN}_sink ${FIB_PIN}_sink_maps &&
+		bpftool prog loadall '$FIB_OBJ' ${FIB_PIN}_sink type xdp pinmaps ${FIB_PIN}_sink_maps &&
+		bpftool net attach xdpdrv pinned ${FIB_PIN}_sink/xdp_sink_reset dev $S0 overwrite"
+}
+
+# tbl_up ROW: kernel* / xdp_fib* / route* forwarding on d0 -> d1
+tbl_up() {
+	local t0
+	case $1 in
+	kernel*) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=1 ;;
+	xdp_fib*)
+		# bpf_fib_lookup answers FWD_DISABLED without it (ingress device)
+		ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=1
+		tb_exec dut bpftool net attach xdpdrv pinned "$FIB_PIN/xdp_fib_fwd" dev "$D0" overwrite
+		;;
+	route*)
+		tb_ferryd dut dut >/dev/null
+		tb_do dut workers "$FWD_CPU" idle busy >/dev/null
+		tb_do dut port add p0 dev "$D0" >/dev/null
+		tb_do dut port add p1 dev "$D1" >/dev/null
+		# the first `route` makes the router: its netlink mirror dumps
+		# the kernel's tables before the command answers
+		t0=$(now)
+		tb_do dut route p0 >/dev/null
+		EXTRA[${1}_dump]+=" $(echo "$(now) - $t0" | bc -l | cut -c1-5)"
+		tb_do dut route p1 >/dev/null
+		;;
+	esac
+	napi_pin
+}
+
+tbl_down() {
+	case $1 in
+	kernel*) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 ;;
+	xdp_fib*)
+		ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0
+		tb_exec dut ip link set dev "$D0" xdp off
+		;;
+	route*) stop_dut ;;
+	esac
+}
+
+# tbl_sample ROW: one run of ROW, its rate appended to VALS[ROW]
+tbl_sample() {
+	local row=$1 r
+	tbl_up "$row"
+	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size 64 >/dev/null
+	sleep 1
+	r=$(xdp_rate sink "$S0" sink_ctr)
+	tb_do gen gen stop g0 >/dev/null || true
+	sleep 0.5
+	case $row in
+	xdp_fib*) EXTRA[${row}_ctr]=$(tbl_fib_ctr) ;;
+	route*) EXTRA[${row}_ctr]=$(tb_ctlj dut stats | jq -c '.data.route |
+		{routed, no_neigh, no_route, ttl_exceeded, routes_added: .netlink.routes_added}') ;;
+	esac
+	tbl_down "$row"
+	VALS[$row]+=" $r"
+	say "$row: $r"
+}
+
+# tbl_gen N: N distinct IPv4 routes for `ip -batch`, lengths in the DFZ's
+# rough mix (~60% /24, the rest /8-/23, 0.5% /25-/28 so ferry's tbl8 pool
+# holds them), all via 10.77.1.1; none in 0/8, 10/8, 127/8, 198/8 (the
+# generator's 198.18.0.0/24 keeps its own route) or 224/3.
+tbl_gen() {
+	awk -v n="$1" 'BEGIN {
+		srand(13)
+		while (made < n) {
+			u = rand() * 1000
+			if (u < 5) len = 8 + int(rand() * 8)
+			else if (u < 180) len = 16 + int(rand() * 6)
+			else if (u < 280) len = 22
+			else if (u < 395) len = 23
+			else if (u < 995) len = 24
+			else len = 25 + int(rand() * 4)
+			a = 1 + int(rand() * 223)
+			if (a == 10 || a == 127 || a == 198) continue
+			ip = a * 16777216 + int(rand() * 16777216)
+			ip -= ip % (2 ^ (32 - len))
+			key = ip "/" len
+			if (key in seen) continue
+			seen[key] = 1
+			made++
+			printf "route add %d.%d.%d.%d/%d via 10.77.1.1\n", int(ip / 16777216),
+				int(ip / 65536) % 256, int(ip / 256) % 256, ip % 256, len
+		}
+	}'
+}
+
+# Loads ROUTES routes into the dut's main table while a ferryd follows them
+# live (its mirror's routes_added), and reports both times.
+tbl_load() {
+	local f=$TB_RUN/table.batch t0 t1 added i
+	tbl_gen "$ROUTES" >"$f"
+	tbl_up route_live
+	added=$(tb_ctlj dut stats | jq '.data.route.netlink.routes_added')
+	t0=$(now)
+	ip -n "$dut" -batch "$f"
+	t1=$(now)
+	EXTRA["load_s"]=$(echo "$t1 - $t0" | bc -l | cut -c1-6)
+	for ((i = 0; i < 6000; i++)); do
+		(($(tb_ctlj dut stats | jq '.data.route.netlink.routes_added') - added >= ROUTES)) && break
+		sleep 0.1
+	done
+	EXTRA["mirror_s"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
+	EXTRA["mirror_nl"]=$(tb_ctlj dut stats | jq -c '.data.route.netlink |
+		{messages, routes_added, fib_errors, overruns}')
+	tbl_down route_live
+	EXTRA["kernel_routes"]=$(ip -n "$dut" -4 route show | wc -l)
+	rm -f "$f"
+}
+
+declare -A VALS
+TBL_ROWS=(kernel xdp_fib route)
+table_part() {
+	local i row rows
+	say "table part: ${TBL_ROWS[*]} interleaved, $RUNS runs of ${SECS}s"
+	tbl_fib_load
+	tbl_sink
+	for ((i = 0; i < RUNS; i++)); do
+		for row in "${TBL_ROWS[@]}"; do tbl_sample "$row"; done
+	done
+	rows=("${TBL_ROWS[@]}")
+	if ((ROUTES > 0)); then
+		say "loading $ROUTES routes into the dut's main table (ferryd following)"
+		tbl_load
+		say "loaded in ${EXTRA["load_s"]}s, ferryd's mirror done after ${EXTRA["mirror_s"]}s"
+		for ((i = 0; i < RUNS; i++)); do
+			for row in "${TBL_ROWS[@]}"; do tbl_sample "${row}_full"; done
+		done
+		for row in "${TBL_ROWS[@]}"; do rows+=("${row}_full"); done
+	fi
+	for row in "${rows[@]}"; do
+		# shellcheck disable=SC2086 # the values, one word each
+		record "t_$row" ${VALS[$row]}
+	done
+	echo
+	echo "routed 64-byte pps, 1 flow (198.18.0.1 -> .2), veth native XDP copy mode, d0's NAPI threaded"
+	echo "on CPU $FWD_CPU with the forwarder (ferry: one busy-polling worker, need_wakeup on), and s0's receive"
+	echo "(an XDP count+drop) after it there; the generator on CPU 0; rows interleaved, median/min/max of $RUNS runs of ${SECS}s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-14s %12s %12s %12s %10s %10s\n' row median_pps min max vs_kernel vs_xdp_fib
+	for row in "${rows[@]}"; do
+		printf '%-14s %12s %12s %12s %10s %10s\n' "$row" "${MED[t_$row]}" "${MIN[t_$row]}" \
+			"${MAX[t_$row]}" "$(ratio "t_$row" t_kernel)" "$(ratio "t_$row" t_xdp_fib)"
+	done
+	if ((ROUTES > 0)); then
+		echo "full table: kernel_full / kernel = $(ratio t_kernel_full t_kernel);" \
+			"route_full / kernel_full = $(ratio t_route_full t_kernel_full);" \
+			"route_full / route = $(ratio t_route_full t_route)"
+		echo "full table: $ROUTES routes generated, ${EXTRA["kernel_routes"]} IPv4 routes in the dut's main table;" \
+			"ip -batch load ${EXTRA["load_s"]}s; ferryd following it live done after ${EXTRA["mirror_s"]}s" \
+			"(${EXTRA["mirror_nl"]}); ferryd's initial dump at \`route p0\` (s, per run):${EXTRA[route_full_dump]:-}"
+	fi
+	for row in "${rows[@]}"; do
+		[[ -n ${EXTRA[${row}_ctr]:-} ]] && echo "  $row counters (last run): ${EXTRA[${row}_ctr]}"
+	done
+	echo "  sink, all runs: $(tb_exec sink bpftool -j map dump pinned "${FIB_PIN}_sink_maps/sink_ctr" |
+		jq -r '[.[].formatted | [.values[].value] | add] | "\(.[0]) frames, \(.[1]) with a TTL under 63 (a recycled page back again)"')"
+	return 0
+}
+
+if ((ONLY_TABLE)); then
+	table_part
+	exit 0
+fi
+
+
 for row in kernel route route_kernel xconnect; do
 	measure "$row"
 done
@@ -192,3 +424,8 @@ for row in route route_kernel xconnect; do
 		"$([[ -n ${COST[xconnect]:-} ]] && echo "scale=2; ${COST[$row]} / ${COST[xconnect]}" | bc -l)"
 done
 echo "route path kernel, p0: ${EXTRA["route_kernel"]:-}"
+
+if ((!ONLY_TABLE)); then
+	echo
+	table_part
+fi

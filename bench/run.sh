@@ -3,12 +3,14 @@
 # measured in the same run so that rows compare with each other only.
 #
 #   bench/run.sh [--runs N] [--secs S] [--rate PPS] [--no-testpmd] [--no-callgrind]
-#                [--parts throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture]
+#                [--parts throughput,kernel,paths,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture,route]
 #
 # The sockmap part (local TCP: plain, TCP_NODELAY, per-message redirect,
 # ferry's lasting redirect) is bench/sockmap.sh and the proxy part is
 # bench/proxy.sh, each with a testbed and table of its own; they run first,
-# and alone when they are the only parts asked for.
+# and alone when they are the only parts asked for. The route part (routed
+# pps: kernel forwarding, an XDP bpf_fib_lookup forwarder, ferry's route app,
+# with 1 route and with the full table) is bench/route.sh, likewise.
 #
 # Topology (tests/lib/testbed.sh, std3):
 #   gen:g0 ──veth── dut:d0 [forwarder] dut:d1 ──veth── sink:s0
@@ -22,6 +24,9 @@
 #   ferry_auto  ferryd, xconnect p0 -> p1 on the default path auto: the
 #            kernel path (the classifier's DEVMAP redirect), since s0 has
 #            XDP (part kernel, beside devmap and ferry)
+# Part paths: devmap, ferry_auto, ferry (xsk) and testpmd again, taking
+# turns run by run (rows p_*), so that load drift on a shared host falls
+# on all four alike.
 #   testpmd  dpdk-testpmd, af_xdp PMD on d0 and d1, io forwarding, lcore 1
 #   ferry_dpdk  ferryd as `ferry`, both ports `backend dpdk` (the af_xdp PMD
 #            under ferry's worker; part dpdk, beside ferry and testpmd)
@@ -44,7 +49,7 @@ SECS=4
 FIXED_RATE=200000
 DO_TESTPMD=1
 DO_CALLGRIND=1
-PARTS=throughput,kernel,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture
+PARTS=throughput,kernel,paths,rxfwd,spare,callgrind,dpdk,proxy,sockmap,capture,route
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
@@ -70,6 +75,13 @@ if [[ ,$PARTS, == *,proxy,* ]]; then
 	"$REPO/bench/proxy.sh" --runs "$RUNS" || echo "==> proxy part failed (see above)" >&2
 	PARTS=$(tr ',' '\n' <<<"$PARTS" | { grep -vx proxy || true; } | paste -sd, -)
 	[[ -n $PARTS ]] || exit 0
+fi
+
+if [[ ,$PARTS, == *,route,* ]]; then
+	"$REPO/bench/route.sh" --runs "$RUNS" --secs "$SECS" || echo "==> route part failed (see above)" >&2
+	PARTS=$(tr ',' '\n' <<<"$PARTS" | { grep -vx route || true; } | paste -sd, -)
+	[[ -n $PARTS ]] || exit 0
+	echo
 fi
 
 OBJ=$REPO/build/bench/xdp_devmap.bpf.o
@@ -246,6 +258,49 @@ bench_capture() {
 	done
 }
 
+# Part paths (issue 15): the bare DEVMAP program, ferry on path auto (the
+# kernel path), ferry on path xsk and testpmd, one run of each in turn.
+PATH_ROWS=(p_devmap p_ferry_auto p_ferry p_testpmd)
+PATH_RATE=
+path_sample() { # ROW: its rate in PATH_RATE (not a subshell: the PIDs stay tracked)
+	local row=$1
+	case $row in
+	p_devmap) xdp_attach dut "$D0" xdp_devmap_fwd "$(tb_ifindex dut d1)" ;;
+	p_ferry_auto) XC_PATH=auto start_ferry ;;
+	p_ferry) start_ferry ;;
+	p_testpmd) start_testpmd || { say "testpmd did not start" && return 1; } ;;
+	esac
+	if [[ $row == p_ferry_auto ]]; then
+		EXTRA["p_ferry_auto_path"]=$(tb_ctlj dut port show p0 | jq -r '.data[0].path')
+	fi
+	gen_start
+	PATH_RATE=$(xdp_rate sink "$S0" sink_ctr)
+	gen_stop
+	case $row in
+	p_devmap) xdp_detach dut "$D0" ;;
+	p_testpmd) stop_testpmd ;;
+	*) stop_ferry ;;
+	esac
+}
+
+bench_paths() {
+	local i row
+	declare -A vals=()
+	for ((i = 0; i < RUNS; i++)); do
+		for row in "${PATH_ROWS[@]}"; do
+			[[ $row == p_testpmd ]] && ((!DO_TESTPMD)) && continue
+			path_sample "$row" || continue
+			vals[$row]+=" $PATH_RATE"
+			say "$row: $PATH_RATE"
+		done
+	done
+	for row in "${PATH_ROWS[@]}"; do
+		[[ -n ${vals[$row]:-} ]] || continue
+		# shellcheck disable=SC2086 # the values, one word each
+		record "$row" ${vals[$row]}
+	done
+}
+
 bench_testpmd() {
 	local row=$1 v=() i
 	for ((i = 0; i < RUNS; i++)); do
@@ -384,6 +439,10 @@ if part kernel; then
 	XC_PATH=auto bench_ferry ferry_auto
 	[[ -n ${MED[ferry]:-} ]] || bench_ferry ferry
 fi
+if part paths; then
+	say "paths, interleaved run by run: devmap, ferry auto (kernel), ferry xsk, testpmd"
+	bench_paths
+fi
 if part rxfwd; then
 	say "placement rx-on-fwd: d0's receive on CPU $FWD_CPU"
 	placement rx-on-fwd
@@ -446,6 +505,18 @@ for row in limit devmap ferry_auto ferry ferry_dpdk testpmd ferry_rxfwd ferry_rx
 done
 if [[ -n ${MED[ferry_auto]:-} ]]; then
 	echo "kernel path: ferry_auto (path ${EXTRA[ferry_auto_path]:-?}) / devmap = $(ratio ferry_auto devmap); ferry_auto / ferry (path xsk) = $(ratio ferry_auto ferry)"
+fi
+if [[ -n ${MED[p_devmap]:-} ]]; then
+	echo
+	echo "paths, default placement, rows interleaved run by run (median of $RUNS runs of ${SECS}s; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+	printf '%-14s %12s %12s %12s %10s %10s\n' row median_pps min max vs_devmap vs_testpmd
+	for row in "${PATH_ROWS[@]}"; do
+		[[ -n ${MED[$row]:-} ]] || continue
+		printf '%-14s %12s %12s %12s %10s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
+			"$(ratio "$row" p_devmap)" "$(ratio "$row" p_testpmd)"
+	done
+	echo "paths: ferry auto (path ${EXTRA[p_ferry_auto_path]:-?}) / devmap = $(ratio p_ferry_auto p_devmap);" \
+		"ferry xsk / testpmd = $(ratio p_ferry p_testpmd); ferry auto / testpmd = $(ratio p_ferry_auto p_testpmd)"
 fi
 if [[ -n ${MED[cap_off]:-} ]]; then
 	echo
