@@ -74,6 +74,21 @@ for flt in "udp port 53" \
 done
 w=$(per "$(ir ferry_capture_drain "$bin" -n "$n" -m all -p 0)" "$n")
 printf 'writer (all): %s instructions per written frame\n' "$w"
+# Wall clock on one thread (-p 0, the drain between bursts), ns/frame of a
+# filter matching nothing: 5 rounds, the three rows interleaved, medians.
+median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+declare -A ns=()
+for ((r = 0; r < 5; r++)); do
+	for row in off ferry libpcap; do
+		m=none e=$row
+		[[ $row == off ]] && m=off e=ferry
+		ns[$row]+=" $("$bin" -n 4000000 -m "$m" -p 0 -e "$e" | sed -n 's/.*ns\/frame \([0-9.]*\).*/\1/p')"
+	done
+done
+for row in off ferry libpcap; do
+	printf 'wall clock, one thread, %-7s ns/frame: median %s of%s\n' "$row" \
+		"$(median <<<"${ns[$row]}")" "${ns[$row]}"
+done
 echo "wall clock, one producer thread + the writer thread (ferry, libpcap interleaved):"
 "$bin" -n 4000000 -m off -p 1
 for m in none 1pct all; do

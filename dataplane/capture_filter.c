@@ -353,29 +353,37 @@ op_JA:
 	pc = pc->jt;
 	goto * pc->run;
 op_JGT_K:
-	pc = A > pc->k ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A > pc->k)
+		goto take;
+	goto skip;
 op_JGE_K:
-	pc = A >= pc->k ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A >= pc->k)
+		goto take;
+	goto skip;
 op_JEQ_K:
-	pc = A == pc->k ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k)
+		goto take;
+	goto skip;
 op_JSET_K:
-	pc = A & pc->k ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A & pc->k)
+		goto take;
+	goto skip;
 op_JGT_X:
-	pc = A > X ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A > X)
+		goto take;
+	goto skip;
 op_JGE_X:
-	pc = A >= X ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A >= X)
+		goto take;
+	goto skip;
 op_JEQ_X:
-	pc = A == X ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == X)
+		goto take;
+	goto skip;
 op_JSET_X:
-	pc = A & X ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A & X)
+		goto take;
+	goto skip;
 
 op_ADD_K:
 	A += pc->k;
@@ -454,59 +462,80 @@ op_TXA:
 	/* Fused: the load (or `and`), then the next instruction's jump. */
 op_LD_W_ABS_JEQ:
 	A = ld32(p + pc->k);
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_H_ABS_JEQ:
 	A = ld16(p + pc->k);
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_B_ABS_JEQ:
 	A = p[pc->k];
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_H_ABS_JSET:
 	A = ld16(p + pc->k);
-	pc = A & pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A & pc->k2)
+		goto take;
+	goto skip;
 op_LD_W_ABS_JEQ_CHK:
 	if ((uint64_t)pc->k + 4 > buflen)
 		return 0;
 	A = ld32(p + pc->k);
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_H_ABS_JEQ_CHK:
 	if ((uint64_t)pc->k + 2 > buflen)
 		return 0;
 	A = ld16(p + pc->k);
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_B_ABS_JEQ_CHK:
 	if (pc->k >= buflen)
 		return 0;
 	A = p[pc->k];
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_H_ABS_JSET_CHK:
 	if ((uint64_t)pc->k + 2 > buflen)
 		return 0;
 	A = ld16(p + pc->k);
-	pc = A & pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A & pc->k2)
+		goto take;
+	goto skip;
 op_LD_H_IND_JEQ:
 	if (!ind_fits(X, pc->k, 2, buflen))
 		return 0;
 	A = ld16(p + X + pc->k);
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_LD_B_IND_JEQ:
 	if (!ind_fits(X, pc->k, 1, buflen))
 		return 0;
 	A = p[X + pc->k];
-	pc = A == pc->k2 ? pc->jt : pc->jf;
-	goto * pc->run;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
 op_AND_K_JEQ:
 	A &= pc->k;
-	pc = A == pc->k2 ? pc->jt : pc->jf;
+	if (A == pc->k2)
+		goto take;
+	goto skip;
+
+	/* Where conditional jumps go: a branch the processor predicts, not a
+	 * conditional move, so that it runs on into the next operation
+	 * without waiting for the comparison's operands (the frame's bytes). */
+take:
+	pc = pc->jt;
+	goto * pc->run;
+skip:
+	pc = pc->jf;
 	goto * pc->run;
 }
 
