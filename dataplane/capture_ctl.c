@@ -230,17 +230,6 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 			close(r->fd);
 		return -ENOENT;
 	}
-	/* worker_dpdk.c has no taps: a capture there would stay empty. */
-	if (p->dpdk) {
-		snprintf(msg, len,
-			 "capture %s: port %s is on the DPDK backend, whose "
-			 "frames ferry cannot capture yet (capture the peer "
-			 "of its interface, or use a native port)",
-			 r->name, r->port);
-		if (r->own_fd && r->fd >= 0)
-			close(r->fd);
-		return -EOPNOTSUPP;
-	}
 	if (!f->n_workers || !p->pq) {
 		snprintf(msg, len,
 			 "capture %s: port %s has no queues on workers",

@@ -54,14 +54,6 @@ tb_log "the daemon still serves: queue 3 alone, then a duplicate"
 out=$(tb_do dut port add p0 dev "$D0" backend dpdk queues 3-3)
 assert_json '.data[0].queue_first' 3 "$out"
 assert_json '.data[0].backend' dpdk "$out"
-# A capture on a DPDK port is refused (worker_dpdk.c has no taps).
-rc=0
-out=$(tb_ctlj dut capture start c port p0 file "$TB_RUN/c.pcapng") || rc=$?
-echo "capture on a DPDK port: $out"
-assert_json .error.code EOPNOTSUPP "$out"
-assert_match "capture message" 'DPDK backend' "$(jq -r .error.message <<<"$out")"
-assert_json '.data | length' 0 "$(tb_do dut capture show)"
-[[ ! -e $TB_RUN/c.pcapng ]] || tb_die "a refused capture left a file"
 rc=0
 out=$(tb_ctlj dut port add p0b dev "$D0" backend dpdk) || rc=$?
 assert_json .error.code EEXIST "$out"
