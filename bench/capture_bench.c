@@ -8,7 +8,7 @@
  * ferry_capture_drain() (the writer's side, on another core in ferryd).
  *
  *   capture_bench [-n FRAMES] [-m off|none|1pct|all] [-p PRODUCERS]
- *                 [-s SIZE] [-w PATH]
+ *                 [-s SIZE] [-w PATH] [-e ferry|libpcap] [-f EXPR]
  *
  *   -m off   no capture: the tap pointer is NULL
  *      none  a capture whose filter ("udp and dst port 7777") matches nothing
@@ -19,6 +19,10 @@
  *   -p N     N producer threads, each with its own ring, and the capture's
  *            writer thread, as in ferryd; prints wall-clock ns per frame
  *   -w PATH  the pcapng output (default /dev/null)
+ *   -e       the filter's evaluator: ferry's (capture_filter.c, default)
+ *            or libpcap's bpf_filter(), the baseline
+ *   -f EXPR  another filter, run on the same frames (the match count is
+ *            then not checked, only that the counters add up)
  *
  * Exits non-zero if the capture's counters do not add up (matched =
  * written + drops) or the expected number of frames did not match, so it
@@ -142,7 +146,8 @@ static void *prod_main(void *arg)
 int main(int argc, char **argv)
 {
 	uint64_t frames = 1000000, t0, t1, want, done;
-	const char *path = "/dev/null";
+	const char *path = "/dev/null", *filter = NULL;
+	bool libpcap_eval = false;
 	struct ferry_capture_params cp = {0};
 	struct ferry_capture_ctrs k = {0};
 	struct ferry_capture *c = NULL;
@@ -153,7 +158,7 @@ int main(int argc, char **argv)
 	struct ferry_err msg;
 	int opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:m:p:s:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:p:s:w:e:f:")) != -1) {
 		switch (opt) {
 		case 'n':
 			frames = strtoull(optarg, NULL, 0);
@@ -177,10 +182,24 @@ int main(int argc, char **argv)
 		case 'w':
 			path = optarg;
 			break;
+		case 'e':
+			libpcap_eval = !strcmp(optarg, "libpcap");
+			if (!libpcap_eval && strcmp(optarg, "ferry")) {
+				fprintf(stderr,
+					"capture_bench: evaluator %s?\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'f':
+			filter = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: capture_bench [-n FRAMES] "
-					"[-m off|none|1pct|all] [-p PRODUCERS] "
-					"[-s SIZE] [-w PATH]\n");
+			fprintf(stderr,
+				"usage: capture_bench [-n FRAMES] "
+				"[-m off|none|1pct|all] [-p PRODUCERS] "
+				"[-s SIZE] [-w PATH] [-e ferry|libpcap] "
+				"[-f EXPR]\n");
 			return 2;
 		}
 	}
@@ -205,7 +224,8 @@ int main(int argc, char **argv)
 
 		cp = (struct ferry_capture_params){
 			.name = "bench",
-			.filter = "udp and dst port 7777",
+			.filter = filter ? filter : "udp and dst port 7777",
+			.filter_libpcap = libpcap_eval,
 			.ports = ports,
 			.n_ports = 1,
 			.n_producers = n_rings,
@@ -259,14 +279,15 @@ int main(int argc, char **argv)
 		ferry_capture_ctrs(c, &k);
 		ferry_capture_destroy(c);
 	}
-	printf("mode %s producers %u frames %llu ns/frame %.1f", mode_names[m],
-	       producers, (unsigned long long)(frames / n_rings * n_rings),
+	printf("mode %s eval %s producers %u frames %llu ns/frame %.1f",
+	       mode_names[m], libpcap_eval ? "libpcap" : "ferry", producers,
+	       (unsigned long long)(frames / n_rings * n_rings),
 	       (double)(t1 - t0) * n_rings / (double)frames);
 	for (i = 0; ferry_capture_counter_name(i); i++)
 		printf(" %s %llu", ferry_capture_counter_name(i),
 		       (unsigned long long)((uint64_t *)&k)[i]);
 	printf("\n");
-	if (k.matched != want ||
+	if ((!filter && k.matched != want) ||
 	    k.matched != k.written + k.dropped_ring_full + k.dropped_rate +
 				 k.dropped_count_reached + k.dropped_output) {
 		fprintf(stderr,

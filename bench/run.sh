@@ -243,7 +243,7 @@ bench_capture() {
 					file /dev/null >/dev/null
 			fi
 			gen_start flows 100
-			vals[$row]+=" $(rate_of sink "$S0" sink_ctr)"
+			vals[$row]+=" $(xdp_rate sink "$S0" sink_ctr)"
 			gen_stop
 			if [[ $row != cap_off ]]; then
 				st=$(tb_ctlj dut capture show)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_filter.h"
 #include "counters.h"
 #include "ferry_abi.h"
 #include "log.h"
@@ -81,12 +82,6 @@ _Static_assert(offsetof(struct cap_ring, head) % 64 == 0 &&
 		       offsetof(struct cap_ring, tail) % 64 == 0,
 	       "producer and consumer indexes on lines of their own");
 
-struct ferry_capture_tap {
-	struct cap_ring *ring;
-	uint16_t port_idx;
-	uint8_t dir;
-};
-
 #define CAP_FLUSH_MS_DEF 100
 #define CAP_IDLE_NS	 1000000 /* writer's nap when every ring is empty */
 /* Per producer: 4 MiB hold ~32k 64-byte frames or ~400 of 9000 bytes. */
@@ -101,8 +96,7 @@ struct ferry_capture {
 	_Alignas(64) uint64_t taken; /* copies granted under `count` */
 	_Alignas(64) uint64_t tat;   /* rate cap: GCRA theoretical arrival */
 	/* read-only after create: the producers' configuration */
-	_Alignas(64) struct bpf_program prog;
-	bool has_filter;
+	_Alignas(64) struct ferry_cfilter *filter; /* NULL: no filter */
 	uint32_t snaplen;  /* as asked, in the interface blocks */
 	uint32_t data_max; /* bytes a slot holds: min(snaplen, slot max) */
 	uint64_t count;
@@ -207,13 +201,14 @@ static bool rate_allow(struct ferry_capture *c, uint64_t now)
 }
 
 /*
- * A matched frame: limits, then the copy. Out of line, so that the common
- * case (no match) runs through a small function that only filters.
+ * A matched frame: limits, then the copy. Called out of line from the
+ * worker's loop (ferry_capture_frame, inline, filters), so that the common
+ * case (no match) runs no more than the filter.
  */
-static __attribute__((noinline)) bool
-frame_copy(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
-	   uint16_t verdict, const struct ferry_cap_seg *seg, unsigned n_seg,
-	   uint32_t total, uint32_t wire_len)
+static inline bool frame_copy(const struct ferry_capture_tap *t, uint64_t ts_ns,
+			      uint16_t queue, uint16_t verdict,
+			      const struct ferry_cap_seg *seg, unsigned n_seg,
+			      uint32_t total, uint32_t wire_len)
 {
 	struct cap_ring *r = t->ring;
 	struct ferry_capture *c = r->cap;
@@ -280,30 +275,23 @@ frame_copy(const struct ferry_capture_tap *t, uint64_t ts_ns, uint16_t queue,
 	return true;
 }
 
-/* The filter: libpcap's interpreter on the first segment, where the
- * headers are (loads past it fail the match); wire_len is the whole. */
-static inline bool frame_match(const struct ferry_capture *c,
-			       const struct ferry_cap_seg *seg,
-			       uint32_t wire_len)
+bool ferry_capture_copy(const struct ferry_capture_tap *t, uint64_t ts_ns,
+			uint16_t queue, uint16_t verdict,
+			const struct ferry_cap_seg *seg, unsigned n_seg,
+			uint32_t wire_len)
 {
-	return !c->has_filter ||
-	       bpf_filter(c->prog.bf_insns, seg[0].data, wire_len, seg[0].len);
-}
-
-bool ferry_capture_frame(const struct ferry_capture_tap *t, uint64_t ts_ns,
-			 uint16_t queue, uint16_t verdict,
-			 const struct ferry_cap_seg *seg, unsigned n_seg)
-{
-	uint32_t total = seg[0].len;
+	uint32_t total = 0;
 	unsigned i;
 
-	for (i = 1; i < n_seg; i++)
+	for (i = 0; i < n_seg; i++)
 		total += seg[i].len;
-	if (unlikely(!total) || !frame_match(t->ring->cap, seg, total))
-		return false;
-	return frame_copy(t, ts_ns, queue, verdict, seg, n_seg, total, total);
+	return frame_copy(t, ts_ns, queue, verdict, seg, n_seg, total,
+			  wire_len);
 }
 
+/* The filter (capture_filter.h: libpcap's answers) on the first segment,
+ * where the headers are (loads past it fail the match); wire_len is the
+ * whole. */
 bool ferry_capture_frame_len(const struct ferry_capture_tap *t, uint64_t ts_ns,
 			     uint16_t queue, uint16_t verdict,
 			     const struct ferry_cap_seg *seg, unsigned n_seg,
@@ -315,7 +303,8 @@ bool ferry_capture_frame_len(const struct ferry_capture_tap *t, uint64_t ts_ns,
 	for (i = 0; i < n_seg; i++)
 		total += seg[i].len;
 	if (!total || wire_len < total ||
-	    !frame_match(t->ring->cap, seg, wire_len))
+	    (t->filter &&
+	     !ferry_cfilter_run(t->filter, seg[0].data, wire_len, seg[0].len)))
 		return false;
 	return frame_copy(t, ts_ns, queue, verdict, seg, n_seg, total,
 			  wire_len);
@@ -460,9 +449,11 @@ static void *writer_main(void *arg)
 
 /* --------------------------------------------------------------- control */
 
+/* libpcap compiles; capture_filter.c decodes the program for the producers. */
 static int compile_filter(struct ferry_capture *c, const char *expr,
-			  struct ferry_err *msg)
+			  bool libpcap_eval, struct ferry_err *msg)
 {
+	struct bpf_program prog;
 	pcap_t *dead;
 	int err = 0;
 
@@ -471,11 +462,18 @@ static int compile_filter(struct ferry_capture *c, const char *expr,
 	dead = pcap_open_dead(DLT_EN10MB, (int)c->snaplen);
 	if (!dead)
 		return ferry_fail(msg, -ENOMEM, "filter: out of memory");
-	if (pcap_compile(dead, &c->prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0)
+	if (pcap_compile(dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		err = ferry_fail(msg, -EINVAL, "bad filter \"%s\": %s", expr,
 				 pcap_geterr(dead));
-	else
-		c->has_filter = true;
+		goto err_dead;
+	}
+	c->filter =
+		ferry_cfilter_create(prog.bf_insns, prog.bf_len,
+				     libpcap_eval ? FERRY_CFILTER_LIBPCAP : 0);
+	if (!c->filter)
+		err = ferry_fail(msg, -errno, "filter: %s", strerror(errno));
+	pcap_freecode(&prog);
+err_dead:
 	pcap_close(dead);
 	return err;
 }
@@ -566,6 +564,7 @@ static int alloc_rings(struct ferry_capture *c, uint32_t bytes,
 		c->taps[i].port_idx =
 			(uint16_t)(i / FERRY_CAP__NDIR % c->n_ports);
 		c->taps[i].dir = (uint8_t)(i % FERRY_CAP__NDIR);
+		c->taps[i].filter = c->filter;
 	}
 	return 0;
 }
@@ -583,8 +582,7 @@ static void capture_free(struct ferry_capture *c)
 	free(c->output_text);
 	for (i = 0; i < FERRY_CAP_MAX_PORTS; i++)
 		free(c->port_names[i]);
-	if (c->has_filter)
-		pcap_freecode(&c->prog);
+	ferry_cfilter_destroy(c->filter);
 	free(c);
 }
 
@@ -638,7 +636,7 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 		ferry_fail(msg, err, "capture: out of memory");
 		goto err_free;
 	}
-	err = compile_filter(c, p->filter, msg);
+	err = compile_filter(c, p->filter, p->filter_libpcap, msg);
 	if (err)
 		goto err_free;
 	err = alloc_rings(c, p->ring_bytes, msg);

@@ -29,7 +29,8 @@
  * With no capture that is one load of a pointer the worker already has in
  * cache (it sits beside the queue's other hot fields) and one
  * never-taken branch: no call, no per-frame test. When on, each frame
- * costs the filter (libpcap's bpf_filter interpreter) and, if it matches,
+ * costs the filter (the program libpcap compiled, run by capture_filter.c
+ * with libpcap's answers) and, if it matches,
  * one copy of up to snaplen bytes into a ring slot. The worker never
  * blocks and never makes a syscall for a capture: a full ring drops the
  * *copy* (counted dropped_ring_full), the frame goes on as if nothing
@@ -52,10 +53,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture_filter.h"
 #include "ferry_err.h"
 
 struct ferry_capture;
-struct ferry_capture_tap;
 
 /* Counters of a capture; `capture show` prints them in this order. */
 #define FERRY_CAPTURE_COUNTERS(X)                                              \
@@ -128,6 +129,10 @@ struct ferry_capture_params {
 	bool own_fd;
 	/* No writer thread: the caller drains (ferry_capture_drain). */
 	bool manual;
+	/* Evaluate the filter with libpcap's bpf_filter() instead of
+	 * capture_filter.c (same answers, slower: bench/capture.sh's
+	 * baseline). */
+	bool filter_libpcap;
 	/* Names APP verdict codes in comments; NULL: the number. */
 	const char *(*app_name)(unsigned app);
 };
@@ -172,6 +177,24 @@ struct ferry_cap_seg {
 };
 
 /*
+ * A tap, exposed only so that ferry_capture_frame() inlines into the
+ * worker's loop (a call per frame that saves and restores the loop's
+ * registers was a third of a non-matching frame's cost): do not touch.
+ */
+struct ferry_capture_tap {
+	struct cap_ring *ring;
+	const struct ferry_cfilter *filter; /* the capture's; NULL: none */
+	uint16_t port_idx;
+	uint8_t dir;
+};
+
+/* Producer: queues a copy of a frame that matched; see below. */
+bool ferry_capture_copy(const struct ferry_capture_tap *t, uint64_t ts_ns,
+			uint16_t queue, uint16_t verdict,
+			const struct ferry_cap_seg *seg, unsigned n_seg,
+			uint32_t wire_len);
+
+/*
  * Producer, per frame of a burst whose tap is set: filters the frame (on
  * its first segment, where the headers are; the wire length is the sum)
  * and, if it matches, copies up to snaplen bytes into the tap's ring.
@@ -179,9 +202,23 @@ struct ferry_cap_seg {
  * Never blocks.
  * Returns true if a copy was queued.
  */
-bool ferry_capture_frame(const struct ferry_capture_tap *t, uint64_t ts_ns,
-			 uint16_t queue, uint16_t verdict,
-			 const struct ferry_cap_seg *seg, unsigned n_seg);
+static inline bool ferry_capture_frame(const struct ferry_capture_tap *t,
+				       uint64_t ts_ns, uint16_t queue,
+				       uint16_t verdict,
+				       const struct ferry_cap_seg *seg,
+				       unsigned n_seg)
+{
+	uint32_t total = seg[0].len;
+	unsigned i;
+
+	for (i = 1; i < n_seg; i++)
+		total += seg[i].len;
+	if (__builtin_expect(!total, 0) ||
+	    (t->filter &&
+	     !ferry_cfilter_run(t->filter, seg[0].data, total, seg[0].len)))
+		return false;
+	return ferry_capture_copy(t, ts_ns, queue, verdict, seg, n_seg, total);
+}
 
 /*
  * The same, for a source that holds only the first bytes of a frame (the

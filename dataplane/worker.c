@@ -271,21 +271,32 @@ static inline uint64_t desc_len_opts(const struct xdp_desc *d)
 	return v;
 }
 
+/* A frame longer than the egress allows: its verdict in a capture (the
+ * code is the reason's index in FERRY_DROP_REASONS, as app_consume's). */
+#define CAP_V_MTU                                                              \
+	FERRY_CAP_VERDICT(                                                     \
+		FERRY_CAP_V_DROP,                                              \
+		(offsetof(struct ferry_queue_ctrs, drop.mtu_exceeded) -        \
+		 offsetof(struct ferry_queue_ctrs, drop)) /                    \
+			sizeof(uint64_t))
+
 /*
  * Capture (capture.h): hands the complete frames among n descriptors of a
  * ring (RX or TX) to a tap, chains as segments. Out of line and called
  * only when the queue's tap is set: with no capture a burst pays one load
  * and one never-taken branch. A chain the burst ends inside is left for
- * the pass that sees all of it.
+ * the pass that sees all of it. A frame longer than lim (the egress's
+ * limit; UINT32_MAX: none) goes in as dropped for mtu_exceeded, which is
+ * what the forwarding below does with it.
  */
 static __attribute__((noinline)) void
 cap_descs(const struct ferry_capture_tap *t, struct ferry_umem *u,
 	  const struct xdp_desc *ring, uint32_t mask, uint32_t idx, uint32_t n,
-	  uint32_t queue, uint16_t verdict)
+	  uint32_t queue, uint16_t verdict, uint32_t lim)
 {
 	struct ferry_cap_seg seg[FERRY_MAX_FRAGS];
 	uint64_t now = ferry_now_ns();
-	uint32_t i, k = 0;
+	uint32_t i, k = 0, len = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = &ring[(idx + i) & mask];
@@ -295,16 +306,19 @@ cap_descs(const struct ferry_capture_tap *t, struct ferry_umem *u,
 			seg[k].len = d->len;
 			k++;
 		}
+		len += d->len;
 		if (d->options & XDP_PKT_CONTD)
 			continue;
-		ferry_capture_frame(t, now, (uint16_t)queue, verdict, seg, k);
+		ferry_capture_frame(t, now, (uint16_t)queue,
+				    len > lim ? CAP_V_MTU : verdict, seg, k);
 		k = 0;
+		len = 0;
 	}
 }
 
 #define CAP_RING(t, u, r, idx, n, q, v)                                        \
 	cap_descs(t, u, (const struct xdp_desc *)(r)->ring, (r)->mask, idx, n, \
-		  q, v)
+		  q, v, UINT32_MAX)
 
 /*
  * Partial checksums (csum.h) of the complete frames of an RX burst, before
@@ -518,8 +532,9 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 		return 0;
 	cap = ferry_capture_tap_get(&pq->cap_rx);
 	if (unlikely(cap))
-		CAP_RING(cap, u, &x->rx, idx_rx, n, pq->queue,
-			 FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
+		cap_descs(cap, u, (const struct xdp_desc *)x->rx.ring,
+			  x->rx.mask, idx_rx, n, pq->queue,
+			  FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app), lim);
 	if (unlikely(pq->csum_fix))
 		csum_burst(w, u, &x->rx, idx_rx, n);
 	/* Room for all n; slots left over by frames too long for the egress

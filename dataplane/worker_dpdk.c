@@ -12,17 +12,69 @@
  * (`copies`, a worker counter).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "capture.h"
 #include "dpdk_int.h"
 #include "worker.h"
 #include "xsk.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* A drop reason of FERRY_DROP_REASONS as a capture's verdict. */
+#define CAP_V_DROP(reason)                                                     \
+	FERRY_CAP_VERDICT(FERRY_CAP_V_DROP,                                    \
+			  (offsetof(struct ferry_queue_ctrs, drop.reason) -    \
+			   offsetof(struct ferry_queue_ctrs, drop)) /          \
+				  sizeof(uint64_t))
+
+/*
+ * Capture (capture.h) of a burst of mbufs, each frame with its segments,
+ * as worker.c's cap_descs does with descriptors. Out of line and called
+ * only when the queue's tap is set: with no capture a burst pays one load
+ * and one never-taken branch.
+ */
+static __attribute__((noinline)) void
+cap_mbufs(const struct ferry_capture_tap *t, struct rte_mbuf *const *m,
+	  uint16_t n, uint32_t queue, uint16_t verdict)
+{
+	struct ferry_cap_seg seg[FERRY_MAX_FRAGS];
+	uint64_t now = ferry_now_ns();
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct rte_mbuf *s;
+		unsigned k = 0;
+
+		for (s = m[i]; s && k < FERRY_MAX_FRAGS; s = s->next, k++) {
+			seg[k].data = rte_pktmbuf_mtod(s, const void *);
+			seg[k].len = rte_pktmbuf_data_len(s);
+		}
+		if (k)
+			ferry_capture_frame(t, now, (uint16_t)queue, verdict,
+					    seg, k);
+	}
+}
+
+/* What ferry_dpdk_poll does with a burst of pq, as a capture's verdict. */
+static uint16_t dq_verdict(const struct ferry_pq *pq)
+{
+	switch (pq->app) {
+	case FERRY_APP_XCONNECT:
+	case FERRY_APP_REFLECT:
+		return pq->out ? FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app)
+			       : CAP_V_DROP(no_tx_queue);
+	case FERRY_APP_DROP:
+		return CAP_V_DROP(app_drop);
+	default:
+		return CAP_V_DROP(no_app);
+	}
+}
 
 static inline void swap_macs(uint8_t *eth)
 {
@@ -50,8 +102,13 @@ static inline void dq_send(struct ferry_worker *w, struct ferry_pq *pq,
 			   struct ferry_pq *out, struct rte_mbuf **m,
 			   uint16_t n, uint64_t bytes)
 {
+	struct ferry_capture_tap *cap = ferry_capture_tap_get(&out->cap_tx);
 	uint16_t sent, i;
 
+	/* As handed to the egress: after this call the PMD owns them. */
+	if (unlikely(cap))
+		cap_mbufs(cap, m, n, out->queue,
+			  FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 	sent = rte_eth_tx_burst(out->dq->port_id, out->dq->queue_id, m, n);
 	if (unlikely(sent < n)) {
 		for (i = sent; i < n; i++)
@@ -77,6 +134,7 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct ferry_xsk *o = out->xsk;
 	struct ferry_umem *u = w->umem;
+	struct ferry_capture_tap *cap;
 	uint32_t room, idx = 0, i, fit = 0;
 	uint64_t bytes = 0;
 
@@ -112,6 +170,10 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 			t->options = 0;
 			bytes += len;
 		}
+		cap = ferry_capture_tap_get(&out->cap_tx);
+		if (unlikely(cap)) /* the copies are these bytes */
+			cap_mbufs(cap, m, (uint16_t)room, out->queue,
+				  FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 		out->tx_batch += room;
 		ferry_worker_touch(w, out);
 		count_tx(w, out, room, bytes);
@@ -145,6 +207,7 @@ uint32_t ferry_dpdk_poll(struct ferry_worker *w)
 
 	for (q = 0; q < w->n_dq; q++) {
 		struct ferry_pq *pq = w->dq[q];
+		struct ferry_capture_tap *cap;
 		uint64_t bytes = 0;
 		uint16_t n, i;
 
@@ -160,6 +223,9 @@ uint32_t ferry_dpdk_poll(struct ferry_worker *w)
 		ferry_ctr_add(&w->c.rx_batches, 1);
 		ferry_ctr_add(&w->c.rx_packets, n);
 		work += n;
+		cap = ferry_capture_tap_get(&pq->cap_rx);
+		if (unlikely(cap))
+			cap_mbufs(cap, m, n, pq->queue, dq_verdict(pq));
 
 		switch (pq->app) {
 		case FERRY_APP_XCONNECT:
@@ -189,6 +255,7 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct rte_mbuf *m[FERRY_DPDK_BURST];
 	struct ferry_xsk *x = pq->xsk;
+	struct ferry_capture_tap *cap;
 	uint32_t n, idx, i, k, frames = 0;
 	uint64_t bytes = 0, rx_bytes = 0;
 	bool chain = pq->rx_skip; /* inside a chain the last burst began */
@@ -232,6 +299,12 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 	ferry_ctr_add(&w->c.copies, k);
 	if (k < n)
 		rte_pktmbuf_free_bulk(m + k, n - k);
+	/* The native rx side as received: the copies hold its bytes (a
+	 * refused chain is not in them). */
+	cap = ferry_capture_tap_get(&pq->cap_rx);
+	if (unlikely(cap) && k)
+		cap_mbufs(cap, m, (uint16_t)k, pq->queue,
+			  FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 	if (k)
 		dq_send(w, pq, out, m, (uint16_t)k, bytes);
 	return k + frames;

@@ -9,6 +9,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/capture_check.sh
+. "$(dirname "$0")/../lib/capture_check.sh"
 
 command -v tcpdump >/dev/null || tb_die "tcpdump is needed (apt-get install tcpdump)"
 
@@ -16,36 +18,6 @@ tb_init
 tb_std3
 tb_gen_up
 tb_dut_xconnect
-
-# Every frame of a file equal to the generator's frame from sport, in order
-# of their timestamps; prints how many.
-check_frames() {
-	local file=$1 sport=$2 size=$3
-	tcpdump -nn -tt -r "$file" -xx 2>/dev/null | "$PYTHON" -c '
-import re, struct, sys
-sys.path.insert(0, sys.argv[1])
-import pkt
-sport, size = int(sys.argv[2]), int(sys.argv[3])
-frames, ts, cur = [], [], None
-for line in sys.stdin:
-    m = re.match(r"^(\d+\.\d+) ", line)
-    if m:
-        cur = bytearray()
-        frames.append(cur)
-        ts.append(float(m.group(1)))
-        continue
-    m = re.match(r"^\s+0x[0-9a-f]+:\s+(.*)$", line)
-    if m and cur is not None:
-        cur += bytes.fromhex(m.group(1).split("  ")[0].replace(" ", ""))
-for i, f in enumerate(frames):
-    want = pkt.gen_frame(size, sport, bytes(f[6:12]), bytes(f[0:6]))
-    if bytes(f) != want:
-        sys.exit("frame %d differs from the generator frame" % i)
-if ts != sorted(ts):
-    sys.exit("timestamps out of order")
-print(len(frames))
-' "$TB_LIB_DIR" "$sport" "$size"
-}
 
 # ---- 1000 frames, a filter matching half ----
 f="$TB_RUN/half.pcapng"
@@ -60,7 +32,7 @@ assert_json '.data[0].matched' 500 "$show"
 tb_do dut capture stop half >/dev/null
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 assert_eq "tcpdump count" 500 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
-assert_eq "frames as sent" 500 "$(check_frames "$f" 1024 128)"
+assert_eq "frames as sent" 500 "$(cap_check_frames "$f" 1024 128)"
 assert_eq "p1 tx" 1000 "$(tb_stat dut p1 tx_packets)"
 
 # ---- tx, after the rewrite: both directions of p1 on the way out ----

@@ -14,6 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <unistd.h>
+
+#include "capture.h"
 #include "fake_xsk.h"
 
 #define RING	 FAKE_RING
@@ -244,6 +248,65 @@ static void test_mtu_and_link_down(void **state)
 	fake_kernel_tx(&r->b, RING);
 	ferry_worker_poll_once(r->w);
 	assert_int_equal(frames_accounted(r), FRAMES);
+}
+
+/* Occurrences of needle in the file at path. */
+static unsigned file_count(const char *path, const char *needle)
+{
+	static char buf[1 << 16];
+	size_t n, len = strlen(needle);
+	unsigned hits = 0;
+	FILE *fp = fopen(path, "rb");
+	char *p;
+
+	assert_non_null(fp);
+	n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	for (p = buf; (p = memmem(p, n - (size_t)(p - buf), needle, len));
+	     p += len)
+		hits++;
+	return hits;
+}
+
+/* A capture on the ingress of an xconnect: frames too long for the egress
+ * go in with the verdict the worker gives them, drop=mtu_exceeded. */
+static void test_capture_mtu_verdict(void **state)
+{
+	static const char *const ports[] = {"pa"};
+	char path[] = "/tmp/ferry_test_worker_XXXXXX";
+	struct ferry_err msg = {""};
+	struct ferry_capture_params cp = {
+		.name = "t",
+		.ports = ports,
+		.n_ports = 1,
+		.n_producers = 1,
+		.path = path,
+		.fd = -1,
+		.manual = true,
+	};
+	struct rig *r = *state;
+	struct ferry_capture *c;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	c = ferry_capture_create(&cp, &msg);
+	assert_non_null(c);
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	r->pb.max_frame = 1518;
+	ferry_capture_tap_set(&r->pa.cap_rx,
+			      ferry_capture_tap(c, 0, 0, FERRY_CAP_RX));
+	ferry_worker_poll_once(r->w);
+	fake_kernel_rx(&r->a, 3, 1000);
+	fake_kernel_rx(&r->a, 2, 1600);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->pa.c.drop.mtu_exceeded, 2);
+	ferry_capture_tap_set(&r->pa.cap_rx, NULL);
+	assert_int_equal(ferry_capture_destroy(c), 0);
+	assert_int_equal(file_count(path, "queue="), 5);
+	assert_int_equal(file_count(path, "drop=mtu_exceeded"), 2);
+	unlink(path);
 }
 
 static void test_reflect_swaps_macs(void **state)
@@ -558,6 +621,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_and_no_egress,
 						rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_mtu_and_link_down,
+						rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_capture_mtu_verdict,
 						rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_reflect_swaps_macs,
 						rig_setup, rig_teardown),

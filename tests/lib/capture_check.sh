@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Checks on pcapng files written by ferryd's capture (t_capture*.sh);
+# sourced after testbed.sh (uses PYTHON and TB_LIB_DIR).
+
+# cap_check_frames FILE SPORT SIZE: every frame of FILE equal to the
+# generator's frame from SPORT of SIZE bytes, timestamps in order; prints
+# how many frames.
+cap_check_frames() {
+	local file=$1 sport=$2 size=$3
+	tcpdump -nn -tt -r "$file" -xx 2>/dev/null | "$PYTHON" -c '
+import re, struct, sys
+sys.path.insert(0, sys.argv[1])
+import pkt
+sport, size = int(sys.argv[2]), int(sys.argv[3])
+frames, ts, cur = [], [], None
+for line in sys.stdin:
+    m = re.match(r"^(\d+\.\d+) ", line)
+    if m:
+        cur = bytearray()
+        frames.append(cur)
+        ts.append(float(m.group(1)))
+        continue
+    m = re.match(r"^\s+0x[0-9a-f]+:\s+(.*)$", line)
+    if m and cur is not None:
+        cur += bytes.fromhex(m.group(1).split("  ")[0].replace(" ", ""))
+for i, f in enumerate(frames):
+    want = pkt.gen_frame(size, sport, bytes(f[6:12]), bytes(f[0:6]))
+    if bytes(f) != want:
+        sys.exit("frame %d differs from the generator frame" % i)
+if ts != sorted(ts):
+    sys.exit("timestamps out of order")
+print(len(frames))
+' "$TB_LIB_DIR" "$sport" "$size"
+}
+
+# cap_count FILE TEXT: occurrences of TEXT in FILE (a packet comment such
+# as xdp=dev_redirect; tcpdump does not print comments).
+cap_count() {
+	grep -ao -- "$2" "$1" | wc -l
+}
