@@ -302,6 +302,8 @@ struct ferry_cpumap_ctr {
 #define FERRY_STEER_META_MASK 0xffff0000u
 
 /* Generator program (bpf/ferry_gen.bpf.c) counters, one per-CPU entry. */
+/* Bytes of header (Ethernet + IPv4 + UDP) it rewrites on every frame. */
+#define FERRY_GEN_HDR_LEN 42
 struct ferry_gen_ctr {
 	__u64 frames;
 	__u64 bytes;

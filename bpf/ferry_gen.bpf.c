@@ -8,9 +8,12 @@
  * rewrites the UDP source port so the frames spread over n_flows flows
  * (RSS queues, rule matches), then redirects the frame out of ifindex_out.
  *
- * Live-frames mode recycles its page pool, so a frame may start with the
- * bytes an earlier run wrote. We write the port and checksum on every run,
- * so nothing stale survives.
+ * Live-frames mode recycles its page pool, and a page comes back with
+ * whatever was written into it on the way: a forwarder that edits frames in
+ * place (the kernel's or an XDP FIB forwarder's TTL and MACs, over veth,
+ * where the peer's XDP runs on the same page) would otherwise see the TTL
+ * fall by one every time a page goes round. So every run writes the whole
+ * Ethernet/IPv4/UDP header from the template, then the port and checksum.
  *
  * Pacing happens here, not in userspace: every BPF_PROG_RUN call costs tens
  * of milliseconds of setup and teardown on this kernel (measured ~28 ms,
@@ -33,7 +36,13 @@
 const volatile __u32 ifindex_out;
 const volatile __u16 sport_base;
 const volatile __u16 n_flows = 1;
-const volatile __u16 udp_off;	  /* byte offset of the UDP header */
+const volatile __u16 udp_off; /* byte offset of the UDP header */
+/*
+ * The template's headers, written over every frame before it leaves. Read
+ * through volatile 16-bit loads: a memcpy from const rodata would be folded
+ * by the compiler into stores of the zeros it was initialised with.
+ */
+const volatile __u16 hdr[FERRY_GEN_HDR_LEN / 2];
 const volatile __u64 interval_ns; /* 1e9 / rate; 0: as fast as possible */
 const volatile __u64 max_frames;  /* stop after this many; 0: never */
 
@@ -70,7 +79,7 @@ int ferry_gen(struct xdp_md *ctx)
 	__u16 flow;
 
 	udp = data + udp_off;
-	if ((void *)(udp + 1) > data_end)
+	if ((void *)(udp + 1) > data_end || data + FERRY_GEN_HDR_LEN > data_end)
 		return XDP_ABORTED;
 	if (max_frames && sent >= max_frames)
 		return XDP_DROP;
@@ -86,6 +95,9 @@ int ferry_gen(struct xdp_md *ctx)
 	}
 	sent++;
 
+#pragma unroll
+	for (int i = 0; i < FERRY_GEN_HDR_LEN / 2; i++)
+		((__u16 *)data)[i] = hdr[i];
 	flow = seq++ % flows;
 	udp->source = bpf_htons((__u16)(sport_base + flow));
 	/* Zero means "no checksum", which IPv4 allows; cheaper than

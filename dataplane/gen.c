@@ -159,6 +159,7 @@ static int live_load(struct ferry_gen *g)
 	g->skel->rodata->sport_base = FERRY_GEN_SPORT_BASE;
 	g->skel->rodata->n_flows = (uint16_t)g->p.flows;
 	g->skel->rodata->udp_off = 34;
+	memcpy((void *)g->skel->rodata->hdr, g->frame, FERRY_GEN_HDR_LEN);
 	g->skel->rodata->interval_ns =
 		g->p.rate ? 1000000000ull / g->p.rate : 0;
 	g->skel->rodata->max_frames = g->p.count;
