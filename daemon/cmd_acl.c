@@ -201,7 +201,7 @@ static const struct ctl_opt acl_add_rows[] = {
 	 .help = "destination port or range (tcp, udp)"},
 	/* Pinned: a saved rule says what it does. */
 	{"action", CTL_OPT_WORD, CTL_OPT_REQUIRED | CTL_OPT_PIN, AP(action),
-	 .words = action_words, .vals = action_vals,
+	 .words = action_words, .vals = action_vals, .metavar = "drop|pass",
 	 .help = "drop the frame, or pass it to the kernel"},
 };
 

@@ -18,7 +18,7 @@ struct ferry_xdp_bpf;
 
 /* Rule tables up to this many rules are walked; longer ones use the
  * bit-vector matcher (the crossover measured by bench/acl_cost.sh). */
-#define FERRY_CLS_LINEAR_MAX 8
+#define FERRY_CLS_LINEAR_MAX 16
 
 /*
  * Installs rules[0..n) as the generation after *gen and makes it live;
