@@ -5,7 +5,8 @@
 # dropped (the SYNs the client sent, and their bytes), and `acl del` opens
 # the port again. Rules and steering rules share one table and one order,
 # shown by `acl show` (human table within 120 columns, and -j); the ACLs
-# survive `save` and a restart of ferryd from the saved file.
+# survive `save` and a restart of ferryd from the saved file. The rules run
+# before either xconnect path: the AF_XDP one and the in-kernel DEVMAP one.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -76,6 +77,17 @@ assert_fail tb_ctlj dut steer del no5001
 assert_fail tb_ctlj dut acl add no5001 port p0 match action drop
 assert_fail tb_ctlj dut acl add bad port p0 match proto icmp dport 5 action drop
 assert_fail tb_ctlj dut acl add bad port p0 match src 10.0.0.0/8 dst fd00::/8 action drop
+
+tb_log "the in-kernel path (DEVMAP): the rules run before the redirect"
+# A DEVMAP redirect into a veth needs GRO (or XDP) on its peer.
+ip netns exec "$(tb_nsname srv)" ethtool -K "$S0" gro on >/dev/null
+tb_do dut xconnect add p0 p1 path kernel >/dev/null
+n0=$(rule no5003 packets)
+blocked fd88::2 5003
+assert_ge "no5003 drops on path kernel" $((n0 + 2)) "$(rule no5003 packets)"
+tb_wire_tcpx 10.88.0.2 5006 1000000 1400 || tb_die "tcpx to 5006 on path kernel"
+assert_ge "p0's frames took the kernel path" 100 \
+	"$(tb_ctlj dut stats | jq '[.data.ports[] | select(.name == "p0") | .xdp.dev_redirect] | add')"
 
 tb_log "save, then a restart from the file keeps the rules and their order"
 conf=$TB_RUN/acl.conf
