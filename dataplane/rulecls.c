@@ -15,10 +15,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ferry_xdp.skel.h"
 #include "rulecls.h"
@@ -462,12 +465,18 @@ int ferry_cls_publish(struct ferry_xdp_bpf *skel, uint32_t *gen,
 				&meta, 0))
 		return -errno;
 	/* The flip: one word; a frame reads it once, before anything else
-	 * of the table. The generation written next is the one live until
-	 * now: a frame still in it (it read the word before this write) is
-	 * done within microseconds, the next rebuild is a command away. */
+	 * of the table. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ferry_cls), &zero, &cls,
 				0))
 		return -errno;
 	*gen = next;
-	return cfg_n_rules(skel, n);
+	err = cfg_n_rules(skel, n);
+	/* The next publish rewrites the generation live until now: first
+	 * every classifier run that may still be in it (it read the word
+	 * before the flip) must end. MEMBARRIER_CMD_GLOBAL is
+	 * synchronize_rcu() from userspace, as in ferry_xdp_runs_wait();
+	 * where it is refused, a sleep far longer than a NAPI poll. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+		usleep(10000);
+	return err;
 }
