@@ -805,7 +805,7 @@ static void acl_cell(char *dst, size_t w, const char *s)
 
 static int view_acl(struct view *v, const json_t *data)
 {
-	char m[320], port[11], name[17], line[ACL_MATCH_W + 1];
+	char m[320], port[11], name[17], line[ACL_MATCH_W + 1], pk[32], by[32];
 	size_t i, at, n, cut;
 	json_t *r;
 
@@ -838,14 +838,15 @@ static int view_acl(struct view *v, const json_t *data)
 			if (at == 0)
 				fprintf(v->f,
 					"%-4" JSON_INTEGER_FORMAT
-					" %-10s %-16s %-5s %-*s %-6s "
-					"%12" JSON_INTEGER_FORMAT
-					" %14" JSON_INTEGER_FORMAT "\n",
+					" %-10s %-16s %-5s %-*s %-6s %12s "
+					"%14s\n",
 					counter(r, "index"), port, name,
 					str_of(r, "kind", "-"), ACL_MATCH_W,
 					line, str_of(r, "action", "-"),
-					counter(r, "packets"),
-					counter(r, "bytes"));
+					render_count(counter(r, "packets"), pk,
+						     sizeof(pk)),
+					render_count(counter(r, "bytes"), by,
+						     sizeof(by)));
 			else
 				fprintf(v->f, "%-39s %s\n", "", line);
 			at += cut;
