@@ -83,7 +83,7 @@ int ferry_acl_add(struct ferry *f, const struct ferry_acl_params *ap, char *msg,
 	r.match = *m;
 	r.match.action = ap->action;
 	r.match.arg = 0;
-	err = ferry_rules_append(p, &r);
+	err = ferry_rules_append(f, p, &r);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "port %s: cannot write rule: %s", p->name,
@@ -107,7 +107,7 @@ int ferry_acl_del(struct ferry *f, const char *name, char *msg, size_t len)
 		return ferry_fail(msg, len, -EINVAL,
 				  "%s is a steering rule (steer del %s)", name,
 				  name);
-	err = ferry_rules_remove(p, at);
+	err = ferry_rules_remove(f, p, at);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "port %s: cannot rewrite rules: %s", p->name,

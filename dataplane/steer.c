@@ -84,13 +84,21 @@ struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
  * adding `extra` (NULL: none) at the end, as the next generation of the
  * port's classifier table (rulecls.c).
  */
-static int table_publish(struct ferry_port *p, struct ferry_steer_table *t,
-			 int64_t skip, const struct ferry_steer_rule *extra)
+static int table_publish(const struct ferry *f, struct ferry_port *p,
+			 struct ferry_steer_table *t, int64_t skip,
+			 const struct ferry_steer_rule *extra)
 {
-	struct ferry_rule *m = calloc(FERRY_MAX_RULES, sizeof(*m));
+	struct ferry_rule *m;
 	uint32_t i, n = 0;
 	int err;
 
+	/* Held (a config file being applied): the table as the caller
+	 * leaves it goes out once, at ferry_rules_hold(f, false). */
+	if (f->rules_held) {
+		t->dirty = true;
+		return 0;
+	}
+	m = calloc(FERRY_MAX_RULES, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	for (i = 0; i < t->n; i++)
@@ -100,7 +108,36 @@ static int table_publish(struct ferry_port *p, struct ferry_steer_table *t,
 		m[n++] = extra->match;
 	err = ferry_cls_publish(p->skel, &t->gen, m, n, FERRY_CLS__COUNT);
 	free(m);
+	if (!err)
+		t->dirty = false;
 	return err;
+}
+
+int ferry_rules_hold(struct ferry *f, bool hold, char *msg, size_t len)
+{
+	int i, err, first = 0;
+
+	f->rules_held = hold;
+	if (hold)
+		return 0;
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (!p->steer || !p->steer->dirty || !p->skel)
+			continue;
+		err = table_publish(f, p, p->steer, -1, NULL);
+		if (!err)
+			continue;
+		log_err("port %s: cannot write its %u rules: %s", p->name,
+			p->steer->n, strerror(-err));
+		if (!first)
+			first = ferry_fail(
+				msg, len, err,
+				"port %s: cannot write its %u rules: "
+				"%s",
+				p->name, p->steer->n, strerror(-err));
+	}
+	return first;
 }
 
 /*
@@ -269,7 +306,8 @@ int ferry_rule_hits(const struct ferry_port *p,
 	return err;
 }
 
-int ferry_rules_append(struct ferry_port *p, struct ferry_steer_rule *r)
+int ferry_rules_append(struct ferry *f, struct ferry_port *p,
+		       struct ferry_steer_rule *r)
 {
 	struct ferry_steer_table *t = p->steer;
 	int err;
@@ -283,7 +321,7 @@ int ferry_rules_append(struct ferry_port *p, struct ferry_steer_rule *r)
 	/* Its counter row is zeroed before any frame can reach it. */
 	err = hits_zero(p, r->match.ctr);
 	if (!err)
-		err = table_publish(p, t, -1, r);
+		err = table_publish(f, p, t, -1, r);
 	if (err)
 		return err;
 	ctr_mark(t, r->match.ctr, true);
@@ -291,7 +329,7 @@ int ferry_rules_append(struct ferry_port *p, struct ferry_steer_rule *r)
 	return 0;
 }
 
-int ferry_rules_remove(struct ferry_port *p, uint32_t at)
+int ferry_rules_remove(struct ferry *f, struct ferry_port *p, uint32_t at)
 {
 	struct ferry_steer_table *t = p->steer;
 	uint16_t ctr;
@@ -300,7 +338,7 @@ int ferry_rules_remove(struct ferry_port *p, uint32_t at)
 	if (!t || at >= t->n)
 		return -ENOENT;
 	ctr = t->rules[at].match.ctr;
-	err = table_publish(p, t, at, NULL);
+	err = table_publish(f, p, t, at, NULL);
 	if (err)
 		return err;
 	memmove(&t->rules[at], &t->rules[at + 1],
@@ -399,7 +437,7 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 			   p->name, bad_cpu, sp->qsize, strerror(-err));
 		goto err_cpumap;
 	}
-	err = table_publish(p, t, -1, NULL);
+	err = table_publish(f, p, t, -1, NULL);
 	if (err) {
 		ferry_fail(msg, len, err, "port %s: cannot write rule: %s",
 			   p->name, strerror(-err));
@@ -435,7 +473,7 @@ int ferry_steer_del(struct ferry *f, const char *name, char *msg, size_t len)
 		return ferry_fail(msg, len, -EINVAL,
 				  "%s is an ACL rule (acl del %s)", name, name);
 	slot = r->slot;
-	err = ferry_rules_remove(p, at);
+	err = ferry_rules_remove(f, p, at);
 	if (err)
 		return ferry_fail(msg, len, err,
 				  "port %s: cannot rewrite rules: %s", p->name,

@@ -18,6 +18,7 @@
 #define FERRY_STEER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,7 @@ struct ferry_steer_table {
 	uint64_t slots_used; /* bit s: steering slot s taken */
 	uint64_t ctrs_used[FERRY_MAX_RULES / 64]; /* rows of ferry_rule_ctrs */
 	uint32_t gen; /* the classifier's live generation (rulecls.h) */
+	bool dirty;   /* changed while held: not yet in the classifier */
 	uint32_t cpumap_qsize[FERRY_MAX_CPUS];		     /* 0: no entry */
 	struct ferry_cpumap_ctr cpumap_base[FERRY_MAX_CPUS]; /* stats reset */
 };
@@ -98,9 +100,17 @@ struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
 struct ferry_steer_table *ferry_rules_table(struct ferry_port *p);
 /* r (match, kind, name) goes live last in p's table, with a fresh row of
  * hit counters (r->match.ctr is set). 0 or -errno; nothing changed then. */
-int ferry_rules_append(struct ferry_port *p, struct ferry_steer_rule *r);
+int ferry_rules_append(struct ferry *f, struct ferry_port *p,
+		       struct ferry_steer_rule *r);
 /* Rule `at` leaves the table; the others keep their order. 0 or -errno. */
-int ferry_rules_remove(struct ferry_port *p, uint32_t at);
+int ferry_rules_remove(struct ferry *f, struct ferry_port *p, uint32_t at);
+/*
+ * hold: rule changes (both kinds) update ferry's tables but not the
+ * classifiers', so a config file of a thousand rules is installed once
+ * per port instead of once per line. Release: every table changed while
+ * held is installed; 0, or the first failure (-errno, msg filled).
+ */
+int ferry_rules_hold(struct ferry *f, bool hold, char *msg, size_t len);
 /* Frames and bytes the rule matched first, since the last stats reset. */
 int ferry_rule_hits(const struct ferry_port *p,
 		    const struct ferry_steer_rule *r,

@@ -5,7 +5,8 @@
 # dropped (the SYNs the client sent, and their bytes), and `acl del` opens
 # the port again. Rules and steering rules share one table and one order,
 # shown by `acl show` (human table within 120 columns, and -j); the ACLs
-# survive `save` and a restart of ferryd from the saved file. The rules run
+# survive `save` and a restart of ferryd from the saved file, there with
+# 60 rules more (the bit-vector matcher: over 16 rules). The rules run
 # before either xconnect path: the AF_XDP one and the in-kernel DEVMAP one.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -97,11 +98,26 @@ tb_do dut save "$conf" >/dev/null
 assert_eq "acl lines saved" 3 "$(grep -c '^acl add' "$conf")"
 tb_do dut shutdown >/dev/null
 tb_wait_exit dut 15
-tb_ferryd dut dut -c "$conf"
-assert_eq "show config after the restart" "$cfg1" "$(tb_do dut show config | jq -j .data)"
-assert_json '[.data[] | .name] | join(",")' "no5001,no5003,st9,ssh-ok" "$(tb_do dut acl show)"
+# 60 more rules in the file, after the saved ones: a table over 16 rules,
+# which the classifier matches with its bit-vector lookups, not the walk.
+cp "$conf" "$conf.big"
+for i in $(seq 0 59); do
+	echo "acl add fill$i port p0 match proto udp dst 10.88.0.2 dport $((40000 + i)) action drop"
+done >>"$conf.big"
+tb_ferryd dut dut -c "$conf.big"
+assert_eq "show config after the restart (the saved lines first)" "$cfg1" \
+	"$(tb_do dut show config | jq -j .data | head -n "$(printf '%s\n' "$cfg1" | wc -l)")"
+show=$(tb_do dut acl show)
+assert_json '[.data[0:4][] | .name] | join(",")' "no5001,no5003,st9,ssh-ok" "$show"
+assert_json '.data | length' 64 "$show"
 blocked 10.88.0.2 5001
 assert_ge "no5001 counts again after the restart" 1 "$(rule no5001 packets)"
+tb_wire_tcpx 10.88.0.2 5002 1000000 1400 || tb_die "tcpx to 5002 with 64 rules"
+# The last rule of the 64 takes its UDP frame, and only that rule.
+ip netns exec "$(tb_nsname cli)" bash -c 'echo hi > /dev/udp/10.88.0.2/40059'
+ip netns exec "$(tb_nsname cli)" bash -c 'echo hi > /dev/udp/10.88.0.2/40059'
+assert_eq "fill59 took its 2 frames" 2 "$(rule fill59 packets)"
+assert_eq "fill58 took none" 0 "$(rule fill58 packets)"
 
 tb_log "acl del opens the port"
 tb_do dut acl del no5001 >/dev/null
@@ -109,5 +125,5 @@ out=$(ip netns exec "$(tb_nsname cli)" timeout 30 "$TCPX" client -d 10.88.0.2:50
 wait "$srv5001" || tb_die "server 5001 failed: $(cat "$TB_RUN/srv5001.json")"
 assert_json .bytes 1000000 "$out"
 assert_json .ok true "$(cat "$TB_RUN/srv5001.json")"
-assert_json '[.data[] | .name] | join(",")' "no5003,st9,ssh-ok" "$(tb_do dut acl show)"
+assert_json '[.data[0:3][] | .name] | join(",")' "no5003,st9,ssh-ok" "$(tb_do dut acl show)"
 assert_fail tb_ctlj dut acl show no5001
