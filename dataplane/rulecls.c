@@ -90,13 +90,48 @@ static void range_of(const struct ferry_rule *r, int field, uint16_t *lo,
 	*hi = field ? r->dport_hi : r->sport_hi;
 }
 
-/* Called with the bitmaps zeroed; an allocation failure leaves them so,
- * which matches no frame: reported by ferry_bv_build. */
+/*
+ * Every builder below costs O(n + cells x words) plus what the rules
+ * themselves span, not O(cells x n): at 1000 rules a rebuild is a few ms.
+ */
+
+/* Family x protocol: the rules of any protocol, then each rule's own. */
+static void build_protos(struct ferry_bvset *b, const struct ferry_rule *rules)
+{
+	static const uint8_t fams[3] = {0, 4, 6};
+	struct ferry_bv any;
+	uint32_t f, p, i;
+
+	for (f = 0; f < 3; f++) {
+		memset(&any, 0, sizeof(any));
+		for (i = 0; i < b->n; i++)
+			if (!rules[i].l4_proto &&
+			    proto_ok(&rules[i], fams[f], 0))
+				bit_set(&any, i);
+		for (p = 0; p < 256; p++)
+			b->maps[PROTO_REL + f * 256 + p] = any;
+		for (i = 0; i < b->n; i++) {
+			p = rules[i].l4_proto;
+			if (!p || !proto_ok(&rules[i], fams[f], p))
+				continue;
+			bit_set(&b->maps[PROTO_REL + f * 256 + p], i);
+			/* icmp: ICMPv6 too (proto_ok says which family) */
+			if (p == IPPROTO_ICMP &&
+			    proto_ok(&rules[i], fams[f], IPPROTO_ICMPV6))
+				bit_set(&b->maps[PROTO_REL + f * 256 +
+						 IPPROTO_ICMPV6],
+					i);
+		}
+	}
+}
+
+/* Called with the bitmaps zeroed. */
 static int build_ports(struct ferry_bvset *b, const struct ferry_rule *rules,
 		       int field)
 {
 	uint8_t *cut = calloc(65537, 1);
-	uint32_t i, k = 0, p;
+	struct ferry_bv wild = {{0}};
+	uint32_t i, k = 0, p, last;
 	uint16_t lo, hi;
 
 	if (!cut)
@@ -105,8 +140,10 @@ static int build_ports(struct ferry_bvset *b, const struct ferry_rule *rules,
 	cut[0] = 1;
 	for (i = 0; i < b->n; i++) {
 		range_of(&rules[i], field, &lo, &hi);
-		if (!lo && !hi)
+		if (!lo && !hi) {
+			bit_set(&wild, i);
 			continue;
+		}
 		cut[lo] = 1;
 		cut[hi + 1u] = 1;
 	}
@@ -116,25 +153,19 @@ static int build_ports(struct ferry_bvset *b, const struct ferry_rule *rules,
 		b->ivl[field][p] = (uint16_t)k;
 	}
 	free(cut);
-	/* k + 1 intervals, each with the rules whose range holds its ports
-	 * (one port of it tells) or that have no range; then "no ports". */
-	for (p = 0; p < 65536; p++) {
-		struct ferry_bv *bv;
-
-		if (p && b->ivl[field][p] == b->ivl[field][p - 1])
-			continue;
-		bv = &b->maps[PORT_REL(field) + b->ivl[field][p]];
-		for (i = 0; i < b->n; i++) {
-			range_of(&rules[i], field, &lo, &hi);
-			if ((!lo && !hi) || (p >= lo && p <= hi))
-				bit_set(bv, i);
-		}
-	}
+	/* k + 1 intervals: the rules with no range in each, then each rule
+	 * in the intervals its range spans; then "no ports". */
+	last = k;
+	for (k = 0; k <= last; k++)
+		b->maps[PORT_REL(field) + k] = wild;
 	for (i = 0; i < b->n; i++) {
 		range_of(&rules[i], field, &lo, &hi);
 		if (!lo && !hi)
-			bit_set(&b->maps[PORT_REL(field) + FERRY_BV_NOPORT], i);
+			continue;
+		for (k = b->ivl[field][lo]; k <= b->ivl[field][hi]; k++)
+			bit_set(&b->maps[PORT_REL(field) + k], i);
 	}
+	b->maps[PORT_REL(field) + FERRY_BV_NOPORT] = wild;
 	return 0;
 }
 
@@ -145,55 +176,126 @@ static void pfx_of(const struct ferry_rule *r, int field, const uint32_t **a,
 	*plen = field ? r->dst_plen : r->src_plen;
 }
 
-static void build_prefixes(struct ferry_bvset *b,
-			   const struct ferry_rule *rules, int field)
+static void mask_to(uint32_t out[4], const uint32_t *a, uint32_t bits)
 {
-	uint32_t wild = PFX_REL + (uint32_t)field, i, j, k;
-	const uint32_t *a, *c;
-	uint8_t plen, cl;
+	uint32_t i, nb;
 
+	for (i = 0; i < 4; i++) {
+		nb = bits > 32 ? 32 : bits;
+		out[i] = nb ? a[i] & htonl(0xffffffffu << (32 - nb)) : 0;
+		bits -= nb;
+	}
+}
+
+/* Order of prefixes: family, then length, then address. */
+static int pfx_cmp(const struct bv_pfx *x, const struct bv_pfx *y)
+{
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+struct pfx_rule {
+	struct bv_pfx p;
+	uint32_t rule;
+};
+
+static int pfx_rule_cmp(const void *a, const void *b)
+{
+	const struct pfx_rule *x = a, *y = b;
+	int c = pfx_cmp(&x->p, &y->p);
+
+	return c ? c : (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+/* The entry equal to want among sorted e[0..n), or NULL. */
+static const struct bv_pfx *pfx_find(const struct bv_pfx *e, uint32_t n,
+				     const struct bv_pfx *want)
+{
+	uint32_t lo = 0, hi = n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = pfx_cmp(&e[mid], want);
+		if (!c)
+			return &e[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * One bitmap per distinct prefix: the rules without a prefix, the rules
+ * with exactly this one, and (so every rule whose prefix covers it) the
+ * bitmap of its nearest shorter stored prefix, built first since the
+ * prefixes are taken in order of length.
+ */
+static int build_prefixes(struct ferry_bvset *b, const struct ferry_rule *rules,
+			  int field)
+{
+	uint32_t wild = PFX_REL + (uint32_t)field, i, n = 0, first, l, w;
+	struct pfx_rule *pr = calloc(b->n ? b->n : 1, sizeof(*pr));
+	const struct bv_pfx *anc;
+	struct bv_pfx want;
+	const uint32_t *a;
+	uint8_t plen;
+
+	if (!pr)
+		return -ENOMEM;
 	for (i = 0; i < b->n; i++) {
 		pfx_of(&rules[i], field, &a, &plen);
-		if (!plen)
+		if (!plen) {
 			bit_set(&b->maps[wild], i);
+			continue;
+		}
+		pr[n].p.family = rules[i].family;
+		pr[n].p.field = (uint8_t)field;
+		pr[n].p.plen = plen;
+		mask_to(pr[n].p.addr, a, plen);
+		pr[n].rule = i;
+		n++;
 	}
-	for (i = 0; i < b->n; i++) {
+	qsort(pr, n, sizeof(*pr), pfx_rule_cmp);
+	first = b->n_pfx;
+	for (i = 0; i < n; i++) {
 		struct bv_pfx *e = NULL;
 
-		pfx_of(&rules[i], field, &a, &plen);
-		if (!plen)
-			continue;
-		for (k = 0; k < b->n_pfx; k++)
-			if (b->pfx[k].field == field &&
-			    b->pfx[k].family == rules[i].family &&
-			    b->pfx[k].plen == plen &&
-			    bits_eq(b->pfx[k].addr, a, plen))
-				e = &b->pfx[k];
-		if (e)
-			continue;
-		e = &b->pfx[b->n_pfx++];
-		e->family = rules[i].family;
-		e->field = (uint8_t)field;
-		e->plen = plen;
-		memcpy(e->addr, a, sizeof(e->addr));
-		e->rel = b->n_maps++;
-		/* The wildcards, and each rule whose prefix covers this one. */
-		b->maps[e->rel] = b->maps[wild];
-		for (j = 0; j < b->n; j++) {
-			pfx_of(&rules[j], field, &c, &cl);
-			if (cl && cl <= plen && rules[j].family == e->family &&
-			    bits_eq(c, a, cl))
-				bit_set(&b->maps[e->rel], j);
+		if (b->n_pfx > first &&
+		    !pfx_cmp(&b->pfx[b->n_pfx - 1], &pr[i].p))
+			e = &b->pfx[b->n_pfx -
+				    1]; /* a rule more, same prefix */
+		if (!e) {
+			e = &b->pfx[b->n_pfx++];
+			*e = pr[i].p;
+			e->rel = b->n_maps++;
+			b->maps[e->rel] = b->maps[wild];
+			anc = NULL;
+			want = *e;
+			for (l = e->plen; !anc && l-- > 1;) {
+				want.plen = (uint8_t)l;
+				mask_to(want.addr, e->addr, l);
+				anc = pfx_find(&b->pfx[first],
+					       b->n_pfx - 1 - first, &want);
+			}
+			for (w = 0; anc && w < FERRY_BV_WORDS; w++)
+				b->maps[e->rel].w[w] |= b->maps[anc->rel].w[w];
 		}
+		bit_set(&b->maps[e->rel], pr[i].rule);
 	}
+	free(pr);
+	return 0;
 }
 
 struct ferry_bvset *ferry_bv_build(const struct ferry_rule *rules, uint32_t n,
 				   uint32_t gen)
 {
-	static const uint8_t fams[3] = {0, 4, 6};
 	struct ferry_bvset *b;
-	uint32_t f, p, i;
 
 	if (n > FERRY_MAX_RULES) {
 		errno = E2BIG;
@@ -206,20 +308,13 @@ struct ferry_bvset *ferry_bv_build(const struct ferry_rule *rules, uint32_t n,
 	b->n = n;
 	b->base = b->gen * FERRY_BV_PER_GEN;
 	b->n_maps = PFX_REL + 2;
-	for (f = 0; f < 3; f++)
-		for (p = 0; p < 256; p++)
-			for (i = 0; i < n; i++)
-				if (proto_ok(&rules[i], fams[f], p))
-					bit_set(&b->maps[PROTO_REL + f * 256 +
-							 p],
-						i);
-	if (build_ports(b, rules, 0) || build_ports(b, rules, 1)) {
+	build_protos(b, rules);
+	if (build_ports(b, rules, 0) || build_ports(b, rules, 1) ||
+	    build_prefixes(b, rules, 0) || build_prefixes(b, rules, 1)) {
 		free(b);
 		errno = ENOMEM;
 		return NULL;
 	}
-	build_prefixes(b, rules, 0);
-	build_prefixes(b, rules, 1);
 	b->meta = (struct ferry_cls_gen){
 		.n_rules = n,
 		.matcher = FERRY_CLS_BITVEC,

@@ -625,6 +625,36 @@ static void test_random_tables(void **state)
 				hits++;
 		}
 	}
+	/* The builder's own lookup (what the BPF matcher reads, walked in
+	 * userspace) on many more frames, fragments too, no kernel needed. */
+	{
+		struct ferry_bvset *bv = ferry_bv_build(r, n, 0);
+
+		assert_non_null(bv);
+		for (f = 0; f < 20000; f++) {
+			memset(&k, 0, sizeof(k));
+			k.family = (uint8_t)(4 + 2 * (rnd(&s) % 2));
+			k.proto = protos[1 + rnd(&s) % 3];
+			if (k.proto == IPPROTO_ICMP && k.family == 6)
+				k.proto = IPPROTO_ICMPV6;
+			rand_addr(&s, k.family, k.src);
+			rand_addr(&s, k.family, k.dst);
+			k.sport = (uint16_t)(rnd(&s) % 130);
+			k.dport = (uint16_t)(rnd(&s) % 130);
+			k.frag = rnd(&s) % 8 == 0;
+			want = reference(r, n, &k);
+			got = ferry_bv_lookup(
+				bv, k.family, k.proto, k.src, k.dst,
+				!k.frag && (k.proto == IPPROTO_TCP ||
+					    k.proto == IPPROTO_UDP),
+				k.sport, k.dport);
+			if (got != want)
+				fail_msg("builder lookup, frame %u: rule %d, "
+					 "want %d",
+					 f, got, want);
+		}
+		ferry_bv_free(bv);
+	}
 	/* The tables are worth testing only if frames both hit and miss. */
 	printf("random: %d frames hit a rule, %d none\n", hits, misses);
 	assert_true(hits > 100 && misses > 100);
