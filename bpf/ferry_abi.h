@@ -161,6 +161,10 @@ enum ferry_cls_matcher {
 		FERRY_CLS__COUNT
 };
 
+/* The linear matcher walks up to this many rules in an inline loop (the
+ * verifier takes it), more through bpf_loop (a call per rule). */
+#define FERRY_CLS_WALK_INLINE 32
+
 #define FERRY_BV_WORDS (FERRY_MAX_RULES / 64)
 /* At most 2n + 1 intervals; bitmap base + FERRY_BV_NOPORT: no ports. */
 #define FERRY_BV_NOPORT	   (2 * FERRY_MAX_RULES + 1)

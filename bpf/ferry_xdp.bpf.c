@@ -272,18 +272,34 @@ static int linear_step(__u32 i, void *data)
 }
 
 /*
- * The rules in order, first match wins. bpf_loop, not a bounded loop: the
- * verifier walks a bounded loop once per iteration and gives up on 1024
- * of them ("sequence of 8193 jumps is too complex"); the callback is
- * checked once and costs an indirect call per rule.
+ * The rules in order, first match wins. A short table in a bounded loop;
+ * a long one through bpf_loop: the verifier walks a bounded loop once per
+ * iteration and gives up on 1024 of them ("sequence of 8193 jumps is too
+ * complex"), while bpf_loop's callback is checked once and costs an
+ * indirect call per rule.
  */
 __noinline int linear_match(const struct ferry_pkt *pkt, __u32 gen,
 			    __u32 n_rules)
 {
 	struct linear_ctx c = {.found = -1};
+	const struct ferry_rule *r;
+	__u32 i, key;
 
 	if (!pkt)
 		return -1;
+	if (n_rules <= FERRY_CLS_WALK_INLINE) {
+		for (i = 0; i < FERRY_CLS_WALK_INLINE; i++) {
+			if (i >= n_rules)
+				break;
+			key = (gen & 1) * FERRY_MAX_RULES + i;
+			r = bpf_map_lookup_elem(&ferry_rules, &key);
+			if (!r)
+				break;
+			if (rule_match(r, pkt))
+				return (int)key;
+		}
+		return -1;
+	}
 	c.pkt = *pkt;
 	c.base = (gen & 1) * FERRY_MAX_RULES;
 	if (n_rules > FERRY_MAX_RULES)

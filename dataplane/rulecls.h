@@ -16,9 +16,12 @@
 
 struct ferry_xdp_bpf;
 
-/* Rule tables up to this many rules are walked; longer ones use the
- * bit-vector matcher (the crossover measured by bench/acl_cost.sh). */
-#define FERRY_CLS_LINEAR_MAX 16
+/* Rule tables up to this many rules are walked (in the classifier's
+ * inline loop); longer ones use the bit-vector matcher: the crossover
+ * measured by bench/acl_cost.sh. */
+#define FERRY_CLS_LINEAR_MAX 24
+_Static_assert(FERRY_CLS_LINEAR_MAX <= FERRY_CLS_WALK_INLINE,
+	       "a walked table is walked inline");
 
 /*
  * Installs rules[0..n) as the generation after *gen and makes it live;

@@ -6,7 +6,7 @@
 # the port again. Rules and steering rules share one table and one order,
 # shown by `acl show` (human table within 120 columns, and -j); the ACLs
 # survive `save` and a restart of ferryd from the saved file, there with
-# 60 rules more (the bit-vector matcher: over 16 rules). The rules run
+# 60 rules more (the bit-vector matcher: over 24 rules). The rules run
 # before either xconnect path: the AF_XDP one and the in-kernel DEVMAP one.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -98,7 +98,7 @@ tb_do dut save "$conf" >/dev/null
 assert_eq "acl lines saved" 3 "$(grep -c '^acl add' "$conf")"
 tb_do dut shutdown >/dev/null
 tb_wait_exit dut 15
-# 60 more rules in the file, after the saved ones: a table over 16 rules,
+# 60 more rules in the file, after the saved ones: a table over 24 rules,
 # which the classifier matches with its bit-vector lookups, not the walk.
 cp "$conf" "$conf.big"
 for i in $(seq 0 59); do
