@@ -14,8 +14,14 @@
 
 /* XSKMAP size: one slot per RX queue of a port, keyed by rx_queue_index. */
 #define FERRY_MAX_QUEUES 64
-/* Rules are checked in order, first match wins; the loop is bounded by this. */
-#define FERRY_MAX_RULES 64
+/*
+ * A port's rule table: steering and ACL rules in one order, first match
+ * wins. FERRY_MAX_RULES bounds the linear walk (bench/acl_cost.sh measures
+ * what it costs per rule); steering rules, which each own a CPU set and a
+ * row of per-CPU counters, are at most FERRY_MAX_STEER of them.
+ */
+#define FERRY_MAX_RULES 1024
+#define FERRY_MAX_STEER 64
 /* 802.1Q/802.1ad tags the parser walks before it calls a frame malformed. */
 #define FERRY_MAX_VLAN 2
 /* IPv6 extension headers the parser walks before it gives up on L4. */
@@ -91,16 +97,119 @@ struct ferry_verdict_ctr {
 	__u64 bytes;
 };
 
-/* Match fields of a rule; a zero field matches anything. */
+/*
+ * Match fields of a rule; a zero field matches anything. Ports match only
+ * TCP and UDP frames that carry them (not later fragments). l4_proto
+ * IPPROTO_ICMP matches ICMP in IPv4 and ICMPv6 in IPv6.
+ */
 struct ferry_rule {
 	__u8 family;	/* 0 any, 4 IPv4, 6 IPv6 */
-	__u8 l4_proto;	/* 0 any, else IPPROTO_TCP/UDP/... */
+	__u8 l4_proto;	/* 0 any, else IPPROTO_TCP/UDP/ICMP... */
 	__u8 dst_plen;	/* prefix length of dst; 0 matches any */
 	__u8 action;	/* enum ferry_action */
 	__u16 dport_lo; /* host order; lo = hi = 0 matches any */
 	__u16 dport_hi;
 	__u32 arg;    /* action argument (CPU-set id for FERRY_ACT_CPU) */
 	__u32 dst[4]; /* network order; IPv4 in dst[0] */
+	__u8 src_plen;
+	__u8 pad;
+	__u16 ctr;	/* row of ferry_rule_ctrs; fixed for the rule's life */
+	__u16 sport_lo; /* as dport */
+	__u16 sport_hi;
+	__u32 src[4];
+};
+#define FERRY_RULE_CTRS_MAP_NAME "ferry_rule_ctrs"
+
+/*
+ * The rule table in two generations. Userspace builds the whole table of
+ * the generation not in use (rules, and for the bit-vector matcher its
+ * per-field lookups), then flips ferry_cls.gen: a frame sees one whole
+ * generation, never a table half rewritten. Rule i of generation g is
+ * ferry_rules[g * FERRY_MAX_RULES + i].
+ *
+ * Matchers (bench/acl_cost.sh measures both against the rule count):
+ * LINEAR walks the rules in order; BITVEC looks each field up once, each
+ * lookup giving the bitmap of rules whose field matches (bit i: rule i),
+ * ANDs the bitmaps and takes the lowest bit set: the first match, in a
+ * cost that grows with the words of the bitmap (n/64), not with n.
+ *   family+proto  ferry_bv_maps[proto_base + fam * 256 + l4_proto], fam
+ *                 0 (not IP), 1 (IPv4), 2 (IPv6)
+ *   sport, dport  elementary intervals (the rules' range ends cut the
+ *                 port space into at most 2n + 1): a direct index, port
+ *                 to interval k, in ferry_bv_ports (FERRY_BV_PORT_ROWS
+ *                 rows of 32 ports per generation and field, row
+ *                 (g * 2 + field) * FERRY_BV_PORT_ROWS + port / 32);
+ *                 interval k's bitmap is at base + k; a frame without
+ *                 ports (not TCP/UDP, a later fragment) takes
+ *                 base + FERRY_BV_NOPORT. A binary search over the
+ *                 interval starts would be smaller, but its 12 data-
+ *                 dependent branches multiply the verifier's states.
+ *   src, dst      LPM tries keyed (gen, field, address): the longest
+ *                 stored prefix's bitmap holds every rule whose prefix
+ *                 covers it, and the rules with no prefix (the /0 entry)
+ * A non-IP frame takes the family+proto bitmap only: it matches just the
+ * rules without IP fields.
+ */
+#define FERRY_CLS_MATCHERS(X)                                                  \
+	X(LINEAR, "linear")                                                    \
+	X(BITVEC, "bitvec")
+
+enum ferry_cls_matcher {
+#define FERRY_CLS_ENUM(id, name) FERRY_CLS_##id,
+	FERRY_CLS_MATCHERS(FERRY_CLS_ENUM)
+#undef FERRY_CLS_ENUM
+		FERRY_CLS__COUNT
+};
+
+/* The linear matcher walks up to this many rules in an inline loop (the
+ * verifier takes it), more through bpf_loop (a call per rule). */
+#define FERRY_CLS_WALK_INLINE 32
+
+#define FERRY_BV_WORDS (FERRY_MAX_RULES / 64)
+/* At most 2n + 1 intervals; bitmap base + FERRY_BV_NOPORT: no ports. */
+#define FERRY_BV_NOPORT	   (2 * FERRY_MAX_RULES + 1)
+#define FERRY_BV_PORT_ROWS (65536 / 32)
+#define FERRY_BV_PER_GEN                                                       \
+	(3 * 256 + 2 * (FERRY_BV_NOPORT + 1) + 4 * (FERRY_MAX_RULES + 1))
+#define FERRY_BV_TRIE_MAX (2 * 2 * (FERRY_MAX_RULES + 1))
+
+struct ferry_bv {
+	__u64 w[FERRY_BV_WORDS];
+};
+
+/* The one entry of ferry_cls: the generation frames use. */
+struct ferry_cls {
+	__u32 gen;
+	__u32 pad;
+};
+
+/* Per generation (ferry_cls_gens[g]). */
+struct ferry_cls_gen {
+	__u32 n_rules;
+	__u32 matcher; /* enum ferry_cls_matcher */
+	__u32 n_words; /* BITVEC: words of the bitmaps in use */
+	__u32 proto_base;
+	__u32 port_base[2]; /* 0 sport, 1 dport */
+	__u32 pad;
+};
+
+struct ferry_bv_ports {
+	__u16 ivl[32]; /* ports row * 32 + i: interval ivl[i] */
+};
+
+/* LPM keys: prefixlen counts the two leading bytes (16 bits) too. */
+struct ferry_bv_key4 {
+	__u32 prefixlen;
+	__u8 gen;
+	__u8 field; /* 0 src, 1 dst */
+	__u8 addr[4];
+};
+
+struct ferry_bv_key6 {
+	__u32 prefixlen;
+	__u8 gen;
+	__u8 field;
+	__u8 addr[16];
 };
 
 /*
@@ -282,7 +391,7 @@ struct ferry_steer_ctr {
 	__u64 processed;      /* reached the CPUMAP program on the target CPU */
 };
 #define FERRY_STEER_CTR_IDX(slot, cpu) ((slot)*FERRY_MAX_CPUS + (cpu))
-#define FERRY_STEER_N_CTRS	       (FERRY_MAX_RULES * FERRY_MAX_CPUS)
+#define FERRY_STEER_N_CTRS	       (FERRY_MAX_STEER * FERRY_MAX_CPUS)
 
 /*
  * What the xdp_cpumap_enqueue tracepoint reports for a port's CPUMAP, per

@@ -37,9 +37,10 @@ struct {
 	__type(value, struct ferry_xdp_cfg);
 } ferry_cfg SEC(".maps");
 
+/* Two generations of the rule table: see ferry_cls in ferry_abi.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FERRY_MAX_RULES);
+	__uint(max_entries, 2 * FERRY_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct ferry_rule);
 } ferry_rules SEC(".maps");
@@ -62,7 +63,7 @@ struct {
 /* A FERRY_ACT_CPU rule's CPU set, indexed by its slot (rule.arg). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FERRY_MAX_RULES);
+	__uint(max_entries, FERRY_MAX_STEER);
 	__type(key, __u32);
 	__type(value, struct ferry_cpuset);
 } ferry_cpusets SEC(".maps");
@@ -133,19 +134,20 @@ static __always_inline __u32 prefix_mask(__u32 bits)
 	return bpf_htonl(0xffffffffU << (32 - bits));
 }
 
-static __always_inline int dst_match(const struct ferry_rule *r,
-				     const struct ferry_pkt *pkt)
+/* want/plen against the frame's address of its family. */
+static __always_inline int prefix_match(const __u32 *want, __u32 plen,
+					const __u32 *addr, __u8 family)
 {
-	__u32 plen = r->dst_plen, bits;
+	__u32 bits;
 	int i;
 
 	if (plen == 0)
 		return 1;
-	if (pkt->family == 4) {
+	if (family == 4) {
 		bits = plen > 32 ? 32 : plen;
-		return ((pkt->dst[0] ^ r->dst[0]) & prefix_mask(bits)) == 0;
+		return ((addr[0] ^ want[0]) & prefix_mask(bits)) == 0;
 	}
-	if (pkt->family != 6)
+	if (family != 6)
 		return 0;
 	FERRY_UNROLL
 	for (i = 0; i < 4; i++) {
@@ -154,10 +156,18 @@ static __always_inline int dst_match(const struct ferry_rule *r,
 		bits = plen - 32 * i;
 		if (bits > 32)
 			bits = 32;
-		if ((pkt->dst[i] ^ r->dst[i]) & prefix_mask(bits))
+		if ((addr[i] ^ want[i]) & prefix_mask(bits))
 			return 0;
 	}
 	return 1;
+}
+
+/* Only TCP and UDP have ports; fragments after the first carry none.
+ * ICMP's type in sport must not match a port rule. */
+static __always_inline int has_ports(const struct ferry_pkt *pkt)
+{
+	return !pkt->is_frag &&
+	       (pkt->l4_proto == IPPROTO_TCP || pkt->l4_proto == IPPROTO_UDP);
 }
 
 /*
@@ -169,51 +179,307 @@ static __always_inline int rule_match(const struct ferry_rule *r,
 {
 	if (r->family && r->family != pkt->family)
 		return 0;
-	if (r->l4_proto && r->l4_proto != pkt->l4_proto)
+	if (r->l4_proto && r->l4_proto != pkt->l4_proto &&
+	    !(r->l4_proto == IPPROTO_ICMP && pkt->l4_proto == IPPROTO_ICMPV6))
 		return 0;
 	if (r->dport_lo || r->dport_hi) {
-		/* Only TCP and UDP have ports; fragments after the first
-		 * carry none. ICMP's type in sport must not match here. */
-		if (pkt->is_frag || (pkt->l4_proto != IPPROTO_TCP &&
-				     pkt->l4_proto != IPPROTO_UDP))
-			return 0;
-		if (pkt->dport < r->dport_lo || pkt->dport > r->dport_hi)
+		if (!has_ports(pkt) || pkt->dport < r->dport_lo ||
+		    pkt->dport > r->dport_hi)
 			return 0;
 	}
-	return dst_match(r, pkt);
+	if (r->sport_lo || r->sport_hi) {
+		if (!has_ports(pkt) || pkt->sport < r->sport_lo ||
+		    pkt->sport > r->sport_hi)
+			return 0;
+	}
+	return prefix_match(r->dst, r->dst_plen, pkt->dst, pkt->family) &&
+	       prefix_match(r->src, r->src_plen, pkt->src, pkt->family);
+}
+
+/* Per rule (ferry_rule.ctr), per CPU: the frames it matched, first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FERRY_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct ferry_verdict_ctr);
+} ferry_rule_ctrs SEC(".maps");
+
+/* The generation in use, and each generation's shape (ferry_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ferry_cls);
+} ferry_cls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ferry_cls_gen);
+} ferry_cls_gens SEC(".maps");
+
+/* The bit-vector matcher's bitmaps, FERRY_BV_PER_GEN per generation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * FERRY_BV_PER_GEN);
+	__type(key, __u32);
+	__type(value, struct ferry_bv);
+} ferry_bv_maps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * 2 * FERRY_BV_PORT_ROWS);
+	__type(key, __u32);
+	__type(value, struct ferry_bv_ports);
+} ferry_bv_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FERRY_BV_TRIE_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ferry_bv_key4);
+	__type(value, __u32);
+} ferry_bv_trie4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FERRY_BV_TRIE_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ferry_bv_key6);
+	__type(value, __u32);
+} ferry_bv_trie6 SEC(".maps");
+
+struct linear_ctx {
+	struct ferry_pkt pkt;
+	__u32 base; /* gen * FERRY_MAX_RULES */
+	int found;
+};
+
+static int linear_step(__u32 i, void *data)
+{
+	struct linear_ctx *c = data;
+	const struct ferry_rule *r;
+	__u32 key = c->base + i;
+
+	r = bpf_map_lookup_elem(&ferry_rules, &key);
+	if (!r)
+		return 1;
+	if (!rule_match(r, &c->pkt))
+		return 0;
+	c->found = (int)key;
+	return 1;
 }
 
 /*
- * Index of the first rule among rules[0..n_rules) that matches, or -1.
- *
- * A global (non-static, noinline) function, because the verifier checks a
- * global function once, on its own, instead of once per path that reaches
- * the call: inlined, the 64-iteration loop was walked again for every way
- * the parser can finish, half a million instructions and 20 s to load.
- * pkt arrives as a maybe-NULL pointer to memory of its size.
+ * The rules in order, first match wins. A short table in a bounded loop;
+ * a long one through bpf_loop: the verifier walks a bounded loop once per
+ * iteration and gives up on 1024 of them ("sequence of 8193 jumps is too
+ * complex"), while bpf_loop's callback is checked once and costs an
+ * indirect call per rule.
  */
-__noinline int match_rules(const struct ferry_pkt *pkt, __u32 n_rules)
+__noinline int linear_match(const struct ferry_pkt *pkt, __u32 gen,
+			    __u32 n_rules)
 {
+	struct linear_ctx c = {.found = -1};
 	const struct ferry_rule *r;
 	__u32 i, key;
 
 	if (!pkt)
 		return -1;
+	if (n_rules <= FERRY_CLS_WALK_INLINE) {
+		for (i = 0; i < FERRY_CLS_WALK_INLINE; i++) {
+			if (i >= n_rules)
+				break;
+			key = (gen & 1) * FERRY_MAX_RULES + i;
+			r = bpf_map_lookup_elem(&ferry_rules, &key);
+			if (!r)
+				break;
+			if (rule_match(r, pkt))
+				return (int)key;
+		}
+		return -1;
+	}
+	c.pkt = *pkt;
+	c.base = (gen & 1) * FERRY_MAX_RULES;
 	if (n_rules > FERRY_MAX_RULES)
 		n_rules = FERRY_MAX_RULES;
-	/* A bounded loop, not unrolled: the verifier walks at most
-	 * FERRY_MAX_RULES iterations and the program stays small. */
-	for (i = 0; i < FERRY_MAX_RULES; i++) {
-		if (i >= n_rules)
+	bpf_loop(n_rules, linear_step, &c, 0);
+	return c.found;
+}
+
+/* Bitmap of the elementary port interval the frame's port falls in. */
+static __always_inline const struct ferry_bv *
+bv_port(__u32 gen, const struct ferry_cls_gen *g, __u32 field, __u16 port,
+	int ports)
+{
+	const struct ferry_bv_ports *row;
+	__u32 key, idx;
+
+	field &= 1;
+	if (!ports) {
+		idx = g->port_base[field] + FERRY_BV_NOPORT;
+		return bpf_map_lookup_elem(&ferry_bv_maps, &idx);
+	}
+	key = (gen * 2 + field) * FERRY_BV_PORT_ROWS + port / 32;
+	row = bpf_map_lookup_elem(&ferry_bv_ports, &key);
+	if (!row)
+		return NULL;
+	idx = g->port_base[field] + row->ivl[port & 31];
+	return bpf_map_lookup_elem(&ferry_bv_maps, &idx);
+}
+
+static __always_inline const struct ferry_bv *
+bv_prefix(__u32 gen, __u8 field, const struct ferry_pkt *pkt)
+{
+	const __u32 *idx;
+
+	if (pkt->family == 4) {
+		struct ferry_bv_key4 k = {
+			.prefixlen = 16 + 32, .gen = (__u8)gen, .field = field};
+
+		__builtin_memcpy(k.addr, field ? &pkt->dst[0] : &pkt->src[0],
+				 4);
+		idx = bpf_map_lookup_elem(&ferry_bv_trie4, &k);
+	} else {
+		struct ferry_bv_key6 k = {.prefixlen = 16 + 128,
+					  .gen = (__u8)gen,
+					  .field = field};
+
+		__builtin_memcpy(k.addr, field ? pkt->dst : pkt->src, 16);
+		idx = bpf_map_lookup_elem(&ferry_bv_trie6, &k);
+	}
+	if (!idx)
+		return NULL;
+	return bpf_map_lookup_elem(&ferry_bv_maps, idx);
+}
+
+/* Index of the lowest bit set in w != 0: clang 14 cannot lower
+ * __builtin_ctzll for BPF (it crashes), so by halving. */
+static __always_inline __u32 ctz64(__u64 w)
+{
+	__u32 n = 0;
+
+	if (!(w & 0xffffffffull)) {
+		n += 32;
+		w >>= 32;
+	}
+	if (!(w & 0xffff)) {
+		n += 16;
+		w >>= 16;
+	}
+	if (!(w & 0xff)) {
+		n += 8;
+		w >>= 8;
+	}
+	if (!(w & 0xf)) {
+		n += 4;
+		w >>= 4;
+	}
+	if (!(w & 0x3)) {
+		n += 2;
+		w >>= 2;
+	}
+	if (!(w & 0x1))
+		n += 1;
+	return n;
+}
+
+/* Position of the lowest rule whose every field matched, or -1. */
+__noinline int bv_match(const struct ferry_pkt *pkt, __u32 gen,
+			const struct ferry_cls_gen *g)
+{
+	const struct ferry_bv *fp, *sp = NULL, *dp = NULL, *s4 = NULL,
+				   *d4 = NULL;
+	__u32 fam, idx, i, n_words = g->n_words;
+	int ports, ip;
+	__u64 w;
+
+	if (!pkt || !g)
+		return -1;
+	gen &= 1;
+	fam = pkt->family == 4 ? 1 : pkt->family == 6 ? 2 : 0;
+	idx = g->proto_base + fam * 256 + pkt->l4_proto;
+	fp = bpf_map_lookup_elem(&ferry_bv_maps, &idx);
+	if (!fp)
+		return -1;
+	ip = fam != 0;
+	if (ip) {
+		ports = has_ports(pkt);
+		sp = bv_port(gen, g, 0, pkt->sport, ports);
+		dp = bv_port(gen, g, 1, pkt->dport, ports);
+		s4 = bv_prefix(gen, 0, pkt);
+		d4 = bv_prefix(gen, 1, pkt);
+		if (!sp || !dp || !s4 || !d4)
+			return -1;
+	}
+	if (n_words > FERRY_BV_WORDS)
+		n_words = FERRY_BV_WORDS;
+	for (i = 0; i < FERRY_BV_WORDS; i++) {
+		if (i >= n_words)
 			break;
-		key = i;
-		r = bpf_map_lookup_elem(&ferry_rules, &key);
-		if (!r)
-			break;
-		if (rule_match(r, pkt))
-			return i;
+		w = fp->w[i];
+		if (ip && sp && dp && s4 && d4)
+			w &= sp->w[i] & dp->w[i] & s4->w[i] & d4->w[i];
+		if (w)
+			return (int)(i * 64 + ctz64(w));
 	}
 	return -1;
+}
+
+/*
+ * The ferry_rules key of the first rule of the live generation that
+ * matches, or -1; the rule's counter counts the frame (bytes: its whole
+ * length). n_rules is the port config's copy of the live count, 0 when
+ * the table is empty: the frame then skips the table's lookups; the count
+ * that goes with the rules is the generation's.
+ *
+ * A global (non-static, noinline) function, because the verifier checks a
+ * global function once, on its own, instead of once per path that reaches
+ * the call: inlined, the loop was walked again for every way the parser
+ * can finish, half a million instructions and 20 s to load.
+ * pkt arrives as a maybe-NULL pointer to memory of its size.
+ */
+__noinline int match_rules(const struct ferry_pkt *pkt, __u32 n_rules,
+			   __u64 bytes)
+{
+	const struct ferry_cls_gen *g;
+	struct ferry_verdict_ctr *ctr;
+	const struct ferry_cls *cls;
+	const struct ferry_rule *r;
+	__u32 zero = 0, gen, key;
+	int at;
+
+	if (!pkt || n_rules == 0)
+		return -1;
+	cls = bpf_map_lookup_elem(&ferry_cls, &zero);
+	if (!cls)
+		return -1;
+	gen = cls->gen & 1;
+	g = bpf_map_lookup_elem(&ferry_cls_gens, &gen);
+	if (!g || g->n_rules == 0)
+		return -1;
+	if (g->matcher == FERRY_CLS_BITVEC) {
+		at = bv_match(pkt, gen, g);
+		if (at < 0 || (__u32)at >= g->n_rules)
+			return -1;
+		at += (int)(gen * FERRY_MAX_RULES);
+	} else {
+		at = linear_match(pkt, gen, g->n_rules);
+		if (at < 0)
+			return -1;
+	}
+	key = (__u32)at;
+	r = bpf_map_lookup_elem(&ferry_rules, &key);
+	if (!r)
+		return -1;
+	key = r->ctr;
+	ctr = bpf_map_lookup_elem(&ferry_rule_ctrs, &key);
+	if (ctr) {
+		ctr->packets++;
+		ctr->bytes += bytes;
+	}
+	return at;
 }
 
 struct {
@@ -447,7 +713,7 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 
 	set = bpf_map_lookup_elem(&ferry_cpusets, &slot);
 	if (!set || set->n == 0 || set->n > FERRY_MAX_CPUS ||
-	    slot >= FERRY_MAX_RULES) {
+	    slot >= FERRY_MAX_STEER) {
 		count(FERRY_R_DROP_NO_CPU, bytes);
 		return XDP_DROP;
 	}
@@ -607,7 +873,7 @@ int ferry_xdp(struct xdp_md *ctx)
 
 	action = cfg->default_action;
 	n_rules = cfg->n_rules;
-	idx = match_rules(&pkt, n_rules);
+	idx = match_rules(&pkt, n_rules, bytes);
 	if (idx >= 0) {
 		key = idx;
 		r = bpf_map_lookup_elem(&ferry_rules, &key);
@@ -695,7 +961,7 @@ int ferry_cpumap(struct xdp_md *ctx)
 	if ((*meta & FERRY_STEER_META_MASK) != FERRY_STEER_META_TAG)
 		return XDP_PASS;
 	slot = *meta & ~FERRY_STEER_META_MASK;
-	if (slot >= FERRY_MAX_RULES)
+	if (slot >= FERRY_MAX_STEER)
 		return XDP_PASS;
 	idx = FERRY_STEER_CTR_IDX(slot, bpf_get_smp_processor_id() &
 						(FERRY_MAX_CPUS - 1));

@@ -787,6 +787,76 @@ static int view_steer(struct view *v, const json_t *data)
 	return steer_rules(v, data, 0);
 }
 
+/*
+ * acl show: every port's rule table in order, both kinds, one line per
+ * rule; a match too long for its column goes on over continuation lines,
+ * so no line passes 120 columns.
+ */
+#define ACL_MATCH_W 44
+
+static void acl_cell(char *dst, size_t w, const char *s)
+{
+	/* Longer than the column: cut, marked by '~'. */
+	if (strlen(s) > w)
+		snprintf(dst, w + 1, "%.*s~", (int)(w - 1), s);
+	else
+		snprintf(dst, w + 1, "%s", s);
+}
+
+static int view_acl(struct view *v, const json_t *data)
+{
+	char m[320], port[11], name[17], line[ACL_MATCH_W + 1], pk[32], by[32];
+	size_t i, at, n, cut;
+	json_t *r;
+
+	if (!all_objects(data))
+		return view_generic(v, data);
+	if (json_array_size(data) == 0) {
+		fprintf(v->f, "no rules\n");
+		return 0;
+	}
+	fprintf(v->f, "%-4s %-10s %-16s %-5s %-*s %-6s %12s %14s\n", "#",
+		"port", "name", "kind", ACL_MATCH_W, "match", "action",
+		"packets", "bytes");
+	json_array_foreach(data, i, r)
+	{
+		match_text(json_object_get(r, "match"), m, sizeof(m));
+		acl_cell(port, sizeof(port) - 1, str_of(r, "port", "-"));
+		acl_cell(name, sizeof(name) - 1, str_of(r, "name", "?"));
+		n = strlen(m);
+		for (at = 0; at == 0 || at < n;) {
+			cut = n - at;
+			if (cut > ACL_MATCH_W) {
+				/* At the last space that fits. */
+				cut = ACL_MATCH_W;
+				while (cut > 1 && m[at + cut] != ' ')
+					cut--;
+				if (cut <= 1)
+					cut = ACL_MATCH_W;
+			}
+			snprintf(line, sizeof(line), "%.*s", (int)cut, m + at);
+			if (at == 0)
+				fprintf(v->f,
+					"%-4" JSON_INTEGER_FORMAT
+					" %-10s %-16s %-5s %-*s %-6s %12s "
+					"%14s\n",
+					counter(r, "index"), port, name,
+					str_of(r, "kind", "-"), ACL_MATCH_W,
+					line, str_of(r, "action", "-"),
+					render_count(counter(r, "packets"), pk,
+						     sizeof(pk)),
+					render_count(counter(r, "bytes"), by,
+						     sizeof(by)));
+			else
+				fprintf(v->f, "%-39s %s\n", "", line);
+			at += cut;
+			while (at < n && m[at] == ' ')
+				at++;
+		}
+	}
+	return 0;
+}
+
 static int view_host_check(struct view *v, const json_t *data)
 {
 	size_t i, w = 0, n;
@@ -923,6 +993,8 @@ static const struct view_row views[] = {
 	{.words = "worker show", .fn = view_workers},
 	{.words = "workers", .fn = view_workers},
 	{.words = "steer show", .fn = view_steer},
+	{.words = "acl show", .fn = view_acl},
+	{.words = "acl add", .fn = view_acl},
 	{.words = "host check", .fn = view_host_check},
 	{.words = "proxy show", .fn = view_proxy},
 	{.words = "metrics", .fn = view_text, .raw = true},

@@ -43,6 +43,9 @@ extern const struct cmd_module cmd_workers_module;
 extern const struct cmd_module cmd_port_module;
 extern const struct cmd_module cmd_app_module;
 extern const struct cmd_module cmd_steer_module;
+extern const struct cmd_module cmd_acl_module;
+/* The rows of `acl add`: steer_config prints ACL rules with them. */
+extern const struct ctl_syntax cmd_acl_add_syntax;
 extern const struct cmd_module cmd_sockmap_module;
 extern const struct cmd_module cmd_gen_module;
 extern const struct cmd_module cmd_stats_module;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "ferry.h"
 #include "steer.h"
@@ -202,15 +203,26 @@ static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
 	return *data ? 0 : -ENOENT;
 }
 
-/* Per port, in table order, so a reload keeps the order. */
+/*
+ * Per port, in table order, so a reload keeps the order: steering and ACL
+ * rules share the table, so both kinds are printed here, in one loop.
+ */
 static void steer_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 {
 	struct ferry_steer_params sp;
-	int i, j;
+	struct ferry_acl_params ap;
+	int i, j, rc;
 
 	for (i = 0; i < ferry_port_count(ctx->f); i++)
-		for (j = 0; ferry_steer_get(ctx->f, i, j, &sp) == 0; j++)
-			cmd_buf_line(b, "steer add", &steer_add_syntax, &sp);
+		for (j = 0; (rc = ferry_steer_get(ctx->f, i, j, &sp)) >= 0;
+		     j++) {
+			if (rc == 0)
+				cmd_buf_line(b, "steer add", &steer_add_syntax,
+					     &sp);
+			else if (ferry_acl_get(ctx->f, i, j, &ap) == 0)
+				cmd_buf_line(b, "acl add", &cmd_acl_add_syntax,
+					     &ap);
+		}
 }
 
 static const struct ctl_cmd steer_cmds[] = {

@@ -178,11 +178,11 @@ static const struct cmd_module basic_module = {
  * the ports on them, ports before the apps and rules that name them.
  */
 static const struct cmd_module *const modules[] = {
-	&basic_module,	     &cmd_handover_module, &cmd_workers_module,
-	&cmd_port_module,    &cmd_app_module,	   &cmd_steer_module,
-	&cmd_sockmap_module, &cmd_gen_module,	   &cmd_stats_module,
-	&cmd_config_module,  &cmd_host_module,	   &cmd_proxy_module,
-	&cmd_route_module,   &cmd_capture_module,
+	&basic_module,	   &cmd_handover_module, &cmd_workers_module,
+	&cmd_port_module,  &cmd_app_module,	 &cmd_steer_module,
+	&cmd_acl_module,   &cmd_sockmap_module,	 &cmd_gen_module,
+	&cmd_stats_module, &cmd_config_module,	 &cmd_host_module,
+	&cmd_proxy_module, &cmd_route_module,	 &cmd_capture_module,
 };
 
 const struct cmd_module *const *ferryd_modules(size_t *n)

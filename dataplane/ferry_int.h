@@ -58,6 +58,8 @@ struct ferry {
 	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
 	struct ferry_router *router; /* with the first route port (router.h) */
 	struct ferry_cap_run *captures; /* capture_ctl.c */
+	/* steer.c: rule table changes wait for ferry_rules_hold(f, false) */
+	bool rules_held;
 };
 
 #define XSK_RING_SIZE 2048

@@ -946,6 +946,8 @@ int ferry_steer_get(const struct ferry *f, int i, int j,
 	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
 		return -ENOENT;
 	r = &p->steer->rules[j];
+	if (r->kind != FERRY_RULE_STEER)
+		return 1;
 	*sp = (struct ferry_steer_params){
 		.name = r->name,
 		.port = p->name,

@@ -22,6 +22,7 @@
 #include "ferry_int.h"
 #include "ferry_xdp.skel.h"
 #include "log.h"
+#include "rulecls.h"
 #include "steer.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -55,10 +56,9 @@ static uint64_t online_cpus(void)
 	return mask ? mask : ferry_allowed_cpus();
 }
 
-static struct ferry_steer_rule *rule_find(const struct ferry *f,
-					  const char *name,
-					  struct ferry_port **port,
-					  uint32_t *at)
+struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
+					 const char *name,
+					 struct ferry_port **port, uint32_t *at)
 {
 	int i;
 	uint32_t j;
@@ -79,27 +79,65 @@ static struct ferry_steer_rule *rule_find(const struct ferry *f,
 	return NULL;
 }
 
-static int cfg_set_n_rules(struct ferry_port *p, uint32_t n)
+/*
+ * Publishes rules[0..n) of t, leaving out rule `skip` (-1: none) and
+ * adding `extra` (NULL: none) at the end, as the next generation of the
+ * port's classifier table (rulecls.c).
+ */
+static int table_publish(const struct ferry *f, struct ferry_port *p,
+			 struct ferry_steer_table *t, int64_t skip,
+			 const struct ferry_steer_rule *extra)
 {
-	int fd = bpf_map__fd(p->skel->maps.ferry_cfg);
-	struct ferry_xdp_cfg cfg;
-	uint32_t key = 0;
+	struct ferry_rule *m;
+	uint32_t i, n = 0;
+	int err;
 
-	if (bpf_map_lookup_elem(fd, &key, &cfg))
-		return -errno;
-	cfg.n_rules = n;
-	if (bpf_map_update_elem(fd, &key, &cfg, 0))
-		return -errno;
-	return 0;
+	/* Held (a config file being applied): the table as the caller
+	 * leaves it goes out once, at ferry_rules_hold(f, false). */
+	if (f->rules_held) {
+		t->dirty = true;
+		return 0;
+	}
+	m = calloc(FERRY_MAX_RULES, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++)
+		if ((int64_t)i != skip)
+			m[n++] = t->rules[i].match;
+	if (extra && n < FERRY_MAX_RULES)
+		m[n++] = extra->match;
+	err = ferry_cls_publish(p->skel, &t->gen, m, n, FERRY_CLS__COUNT);
+	free(m);
+	if (!err)
+		t->dirty = false;
+	return err;
 }
 
-static int rule_write(struct ferry_port *p, uint32_t at,
-		      const struct ferry_steer_rule *r)
+int ferry_rules_hold(struct ferry *f, bool hold, struct ferry_err *msg)
 {
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_rules), &at,
-				&r->match, 0))
-		return -errno;
-	return 0;
+	int i, err, first = 0;
+
+	f->rules_held = hold;
+	if (hold)
+		return 0;
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (!p->steer || !p->steer->dirty || !p->skel)
+			continue;
+		err = table_publish(f, p, p->steer, -1, NULL);
+		if (!err)
+			continue;
+		log_err("port %s: cannot write its %u rules: %s", p->name,
+			p->steer->n, strerror(-err));
+		if (!first)
+			first = ferry_fail(
+				msg, err,
+				"port %s: cannot write its %u rules: "
+				"%s",
+				p->name, p->steer->n, strerror(-err));
+	}
+	return first;
 }
 
 /*
@@ -181,6 +219,135 @@ static int ctrs_zero(struct ferry_port *p, uint32_t slot)
 	return err;
 }
 
+/* ------------------------------------------------- the shared table */
+
+struct ferry_steer_table *ferry_rules_table(struct ferry_port *p)
+{
+	if (!p->steer)
+		p->steer = calloc(1, sizeof(*p->steer));
+	return p->steer;
+}
+
+/* A free row of ferry_rule_ctrs; the table has fewer rules than rows. */
+static uint16_t ctr_free(const struct ferry_steer_table *t)
+{
+	uint32_t w;
+
+	_Static_assert(FERRY_MAX_RULES % 64 == 0, "ctrs_used is u64 words");
+	_Static_assert(FERRY_MAX_RULES <= 65536, "ferry_rule.ctr is a u16");
+	for (w = 0; w < FERRY_MAX_RULES / 64; w++)
+		if (~t->ctrs_used[w])
+			return (uint16_t)(w * 64 + (uint32_t)__builtin_ctzll(
+							   ~t->ctrs_used[w]));
+	return 0; /* not reached: n < FERRY_MAX_RULES was checked */
+}
+
+static void ctr_mark(struct ferry_steer_table *t, uint16_t ctr, bool used)
+{
+	if (used)
+		t->ctrs_used[ctr / 64] |= 1ull << (ctr % 64);
+	else
+		t->ctrs_used[ctr / 64] &= ~(1ull << (ctr % 64));
+}
+
+/* A reused row starts from zero. */
+static int hits_zero(struct ferry_port *p, uint32_t ctr)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct ferry_verdict_ctr *zero;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	zero = calloc((size_t)ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_rule_ctrs),
+				&ctr, zero, 0))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
+static int hits_raw(const struct ferry_port *p,
+		    const struct ferry_steer_rule *r,
+		    struct ferry_verdict_ctr *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, err = 0;
+	struct ferry_verdict_ctr *vals;
+	uint32_t key = r->match.ctr;
+
+	memset(out, 0, sizeof(*out));
+	if (ncpu <= 0 || !p->skel)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.ferry_rule_ctrs),
+				&key, vals))
+		err = -errno;
+	for (c = 0; !err && c < ncpu; c++) {
+		out->packets += vals[c].packets;
+		out->bytes += vals[c].bytes;
+	}
+	free(vals);
+	return err;
+}
+
+int ferry_rule_hits(const struct ferry_port *p,
+		    const struct ferry_steer_rule *r,
+		    struct ferry_verdict_ctr *out)
+{
+	int err = hits_raw(p, r, out);
+
+	if (!err) {
+		out->packets -= r->hit_base.packets;
+		out->bytes -= r->hit_base.bytes;
+	}
+	return err;
+}
+
+int ferry_rules_append(struct ferry *f, struct ferry_port *p,
+		       struct ferry_steer_rule *r)
+{
+	struct ferry_steer_table *t = p->steer;
+	int err;
+
+	if (!t || !p->skel)
+		return -EINVAL;
+	if (t->n >= FERRY_MAX_RULES)
+		return -ENOSPC;
+	r->match.ctr = ctr_free(t);
+	memset(&r->hit_base, 0, sizeof(r->hit_base));
+	/* Its counter row is zeroed before any frame can reach it. */
+	err = hits_zero(p, r->match.ctr);
+	if (!err)
+		err = table_publish(f, p, t, -1, r);
+	if (err)
+		return err;
+	ctr_mark(t, r->match.ctr, true);
+	t->rules[t->n++] = *r;
+	return 0;
+}
+
+int ferry_rules_remove(struct ferry *f, struct ferry_port *p, uint32_t at)
+{
+	struct ferry_steer_table *t = p->steer;
+	uint16_t ctr;
+	int err;
+
+	if (!t || at >= t->n)
+		return -ENOENT;
+	ctr = t->rules[at].match.ctr;
+	err = table_publish(f, p, t, at, NULL);
+	if (err)
+		return err;
+	memmove(&t->rules[at], &t->rules[at + 1],
+		sizeof(t->rules[0]) * (t->n - at - 1));
+	t->n--;
+	ctr_mark(t, ctr, false);
+	return 0;
+}
+
 /* ---------------------------------------------------------- add / del */
 
 int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
@@ -203,7 +370,7 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	if (!p->skel)
 		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
 				  p->name, p->reason);
-	if (rule_find(f, sp->name, &other, NULL))
+	if (ferry_rule_find(f, sp->name, &other, NULL))
 		return ferry_fail(msg, -EEXIST,
 				  "steer rule %s exists (on port %s)", sp->name,
 				  other->name);
@@ -221,25 +388,29 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 				  "qsize %u is out of range (%d-%d)", sp->qsize,
 				  FERRY_CPUMAP_QSIZE_MIN,
 				  FERRY_CPUMAP_QSIZE_MAX);
-	if (!p->steer) {
-		p->steer = calloc(1, sizeof(*p->steer));
-		if (!p->steer)
-			return -ENOMEM;
-	}
-	t = p->steer;
-	if (t->n >= FERRY_MAX_RULES || t->slots_used == UINT64_MAX)
+	t = ferry_rules_table(p);
+	if (!t)
+		return -ENOMEM;
+	if (t->n >= FERRY_MAX_RULES)
 		return ferry_fail(msg, -ENOSPC,
 				  "port %s has %d rules, the most it can have",
 				  p->name, FERRY_MAX_RULES);
-	_Static_assert(FERRY_MAX_RULES == 64, "slots_used is one u64");
+	if (t->slots_used == UINT64_MAX)
+		return ferry_fail(
+			msg, -ENOSPC,
+			"port %s has %d steering rules, the most it can have",
+			p->name, FERRY_MAX_STEER);
+	_Static_assert(FERRY_MAX_STEER == 64, "slots_used is one u64");
 	slot = (uint32_t)__builtin_ctzll(~t->slots_used);
 
 	r = &t->rules[t->n];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", sp->name);
+	r->kind = FERRY_RULE_STEER;
 	r->match = sp->match;
 	r->match.action = FERRY_ACT_CPU;
 	r->match.arg = slot;
+	r->match.ctr = ctr_free(t);
 	r->cpus = sp->cpus;
 	r->qsize = sp->qsize;
 	r->slot = slot;
@@ -247,6 +418,8 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 	/* Everything the rule points at first; the rule itself after, and
 	 * live only when n_rules covers it. */
 	err = ctrs_zero(p, slot);
+	if (!err)
+		err = hits_zero(p, r->match.ctr);
 	if (!err)
 		err = cpuset_write(p, r);
 	if (err) {
@@ -263,15 +436,14 @@ int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 			   p->name, bad_cpu, sp->qsize, strerror(-err));
 		goto err_cpumap;
 	}
-	err = rule_write(p, t->n - 1, r);
-	if (!err)
-		err = cfg_set_n_rules(p, t->n);
+	err = table_publish(f, p, t, -1, NULL);
 	if (err) {
 		ferry_fail(msg, err, "port %s: cannot write rule: %s", p->name,
 			   strerror(-err));
 		goto err_cpumap;
 	}
 	t->slots_used |= 1ull << slot;
+	ctr_mark(t, r->match.ctr, true);
 	log_info("steer %s: port %s rule %u (slot %u), %u CPU(s), qsize %u",
 		 r->name, p->name, t->n - 1, slot,
 		 (unsigned)__builtin_popcountll(r->cpus), r->qsize);
@@ -289,44 +461,30 @@ err_cpumap:
 int ferry_steer_del(struct ferry *f, const char *name, struct ferry_err *msg)
 {
 	struct ferry_port *p = NULL;
-	struct ferry_steer_table *t;
-	uint32_t at = 0, i, slot;
+	struct ferry_steer_rule *r;
+	uint32_t at = 0, slot;
 	int err, bad_cpu = -1;
 
-	if (!rule_find(f, name, &p, &at))
+	r = ferry_rule_find(f, name, &p, &at);
+	if (!r)
 		return ferry_fail(msg, -ENOENT, "no steer rule %s", name);
-	t = p->steer;
-	slot = t->rules[at].slot;
-	/* Each write overwrites rule i with the live rule i+1: the deleted
-	 * one goes at the first write, and the last rule is in the table
-	 * twice (harmless: first match wins) until n_rules drops. */
-	for (i = at; i + 1 < t->n; i++) {
-		err = rule_write(p, i, &t->rules[i + 1]);
-		if (err)
-			goto err_write;
-	}
-	err = cfg_set_n_rules(p, t->n - 1);
+	if (r->kind != FERRY_RULE_STEER)
+		return ferry_fail(msg, -EINVAL,
+				  "%s is an ACL rule (acl del %s)", name, name);
+	slot = r->slot;
+	err = ferry_rules_remove(f, p, at);
 	if (err)
-		goto err_write;
-	memmove(&t->rules[at], &t->rules[at + 1],
-		sizeof(t->rules[0]) * (t->n - at - 1));
-	t->n--;
-	t->slots_used &= ~(1ull << slot);
+		return ferry_fail(msg, err, "port %s: cannot rewrite rules: %s",
+				  p->name, strerror(-err));
+	p->steer->slots_used &= ~(1ull << slot);
 	/* Frames of this rule still queued for a CPU whose entry goes now
 	 * are processed by its kthread before it stops, not dropped. */
-	err = cpumap_sync(p, t, &bad_cpu);
+	err = cpumap_sync(p, p->steer, &bad_cpu);
 	if (err)
 		log_warn("port %s: CPUMAP entry for CPU %d left in place: %s",
 			 p->name, bad_cpu, strerror(-err));
 	log_info("steer %s: deleted from port %s", name, p->name);
 	return 0;
-
-err_write:
-	/* Put back what we shifted so the table matches ours again. */
-	for (i = at; i < t->n; i++)
-		rule_write(p, i, &t->rules[i]);
-	return ferry_fail(msg, err, "port %s: cannot rewrite rules: %s",
-			  p->name, strerror(-err));
 }
 
 void ferry_steer_port_free(struct ferry_port *p)
@@ -428,8 +586,12 @@ void ferry_steer_reset(struct ferry_port *p)
 
 	if (!p->steer)
 		return;
-	for (j = 0; j < p->steer->n; j++)
-		steer_read_raw(p, &p->steer->rules[j], p->steer->rules[j].base);
+	for (j = 0; j < p->steer->n; j++) {
+		struct ferry_steer_rule *r = &p->steer->rules[j];
+
+		steer_read_raw(p, r, r->base);
+		hits_raw(p, r, &r->hit_base);
+	}
 	cpumap_read_raw(p, p->steer->cpumap_base);
 }
 
@@ -442,6 +604,8 @@ const char *ferry_steer_proto_name(uint8_t l4_proto)
 		return "tcp";
 	case IPPROTO_UDP:
 		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
 	default:
 		return "any";
 	}
@@ -533,7 +697,8 @@ static json_t *rules_json(struct ferry *f, const char *port, const char *rule)
 			continue;
 		cm_ok = !ferry_steer_cpumap_read(p, cm);
 		for (j = 0; j < p->steer->n; j++)
-			if (!rule || !strcmp(rule, p->steer->rules[j].name))
+			if (p->steer->rules[j].kind == FERRY_RULE_STEER &&
+			    (!rule || !strcmp(rule, p->steer->rules[j].name)))
 				json_array_append_new(
 					arr, rule_json(p, j, cm, cm_ok));
 	}
@@ -543,7 +708,10 @@ static json_t *rules_json(struct ferry *f, const char *port, const char *rule)
 json_t *ferry_steer_show(struct ferry *f, const char *name,
 			 struct ferry_err *msg)
 {
-	if (name && !rule_find(f, name, NULL, NULL)) {
+	const struct ferry_steer_rule *r =
+		name ? ferry_rule_find(f, name, NULL, NULL) : NULL;
+
+	if (name && (!r || r->kind != FERRY_RULE_STEER)) {
 		ferry_errf(msg, "no steer rule %s", name);
 		return NULL;
 	}

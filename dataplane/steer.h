@@ -8,11 +8,17 @@
  * unique across ports so that `steer del NAME` needs no port. A rule's
  * position in the port's rule table is the order it was added in; its slot
  * (CPU set and counters) is fixed for its lifetime. Control thread only.
+ *
+ * The table is shared: ACL rules (dataplane/acl.c) live in the same one,
+ * in the same order, each marked by its kind, and every rule has a row of
+ * hit counters (ferry_rule_ctrs) whatever its kind. This file owns the
+ * table's writes (append, remove) for both.
  */
 #ifndef FERRY_STEER_H
 #define FERRY_STEER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,8 +37,15 @@ struct ferry_steer_cpu_view {
 	uint64_t processed;
 };
 
+enum ferry_rule_kind {
+	FERRY_RULE_STEER,
+	FERRY_RULE_ACL,
+};
+
 struct ferry_steer_rule {
 	char name[FERRY_STEER_NAME_MAX];
+	uint8_t kind;			   /* enum ferry_rule_kind */
+	struct ferry_verdict_ctr hit_base; /* ferry_rule_ctrs at stats reset */
 	struct ferry_rule match; /* action and arg are filled in by add */
 	uint64_t cpus;		 /* bit i: CPU i */
 	uint32_t qsize;
@@ -44,8 +57,11 @@ struct ferry_steer_rule {
 struct ferry_steer_table {
 	struct ferry_steer_rule rules[FERRY_MAX_RULES];
 	uint32_t n;
-	uint64_t slots_used;		       /* bit s: slot s taken */
-	uint32_t cpumap_qsize[FERRY_MAX_CPUS]; /* 0: no entry */
+	uint64_t slots_used; /* bit s: steering slot s taken */
+	uint64_t ctrs_used[FERRY_MAX_RULES / 64]; /* rows of ferry_rule_ctrs */
+	uint32_t gen; /* the classifier's live generation (rulecls.h) */
+	bool dirty;   /* changed while held: not yet in the classifier */
+	uint32_t cpumap_qsize[FERRY_MAX_CPUS];		     /* 0: no entry */
 	struct ferry_cpumap_ctr cpumap_base[FERRY_MAX_CPUS]; /* stats reset */
 };
 
@@ -67,11 +83,39 @@ json_t *ferry_steer_show(struct ferry *f, const char *name,
 json_t *ferry_steer_stats(struct ferry *f, const char *port);
 json_t *ferry_steer_cpumap_stats(struct ferry *f, const char *port);
 /* Port i's rule j in table order (the order a reload must keep); strings
- * point into the rule. 0 or -ENOENT. */
+ * point into the rule. 0, 1 when rule j is not a steering rule (an ACL:
+ * ferry_acl_get), or -ENOENT past the end. */
 int ferry_steer_get(const struct ferry *f, int i, int j,
 		    struct ferry_steer_params *sp);
 /* Frees a port's table (its maps go with the port's skeleton). */
 void ferry_steer_port_free(struct ferry_port *p);
+
+/* ---- the shared table (steering and ACL rules), for acl.c ---- */
+
+/* The rule called name on any port, its port and position; NULL if none. */
+struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
+					 const char *name,
+					 struct ferry_port **port,
+					 uint32_t *at);
+/* The port's table, made empty on first use; NULL with errno. */
+struct ferry_steer_table *ferry_rules_table(struct ferry_port *p);
+/* r (match, kind, name) goes live last in p's table, with a fresh row of
+ * hit counters (r->match.ctr is set). 0 or -errno; nothing changed then. */
+int ferry_rules_append(struct ferry *f, struct ferry_port *p,
+		       struct ferry_steer_rule *r);
+/* Rule `at` leaves the table; the others keep their order. 0 or -errno. */
+int ferry_rules_remove(struct ferry *f, struct ferry_port *p, uint32_t at);
+/*
+ * hold: rule changes (both kinds) update ferry's tables but not the
+ * classifiers', so a config file of a thousand rules is installed once
+ * per port instead of once per line. Release: every table changed while
+ * held is installed; 0, or the first failure (-errno, msg filled).
+ */
+int ferry_rules_hold(struct ferry *f, bool hold, struct ferry_err *msg);
+/* Frames and bytes the rule matched first, since the last stats reset. */
+int ferry_rule_hits(const struct ferry_port *p,
+		    const struct ferry_steer_rule *r,
+		    struct ferry_verdict_ctr *out);
 
 /* stats reset: the counters read from zero again. */
 void ferry_steer_reset(struct ferry_port *p);

@@ -640,11 +640,17 @@ static void steer_all(struct env *e)
 	struct ferry_rule r = {.action = FERRY_ACT_CPU, .arg = 0};
 	struct ferry_cpuset set = {.n = 1, .cpu = {0}};
 	struct bpf_cpumap_val cv = {.qsize = 64};
+	/* Generation 0 (live in a fresh object), walked. */
+	struct ferry_cls_gen gen = {.n_rules = 1, .matcher = FERRY_CLS_LINEAR};
 	uint32_t key = 0;
 
 	assert_int_equal(
 		bpf_map_update_elem(bpf_map__fd(e->skel->maps.ferry_rules),
 				    &key, &r, 0),
+		0);
+	assert_int_equal(
+		bpf_map_update_elem(bpf_map__fd(e->skel->maps.ferry_cls_gens),
+				    &key, &gen, 0),
 		0);
 	assert_int_equal(
 		bpf_map_update_elem(bpf_map__fd(e->skel->maps.ferry_cpusets),

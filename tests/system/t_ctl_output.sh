@@ -50,6 +50,10 @@ tb_gen_up
 tb_dut_xconnect
 tb_sink_drop
 tb_do dut steer add udp9000 port p0 match proto udp dport 9000 to cpus 0 qsize 512 >/dev/null
+# A match longer than acl show's column (wrapped there); its config line
+# still fits 120 columns.
+tb_do dut acl add v6 port p0 match proto tcp src 2001:db8:1234::/48 dst 2001:db8:ffff::/48 \
+	dport 8000-8999 action drop >/dev/null
 tb_do dut proxy add v4 listen 127.0.0.1:8000 backend 127.0.0.1:9000 >/dev/null
 tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 >/dev/null
 tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" rate 20000 count 20000 >/dev/null
@@ -60,7 +64,7 @@ tb_wait_quiet 20 dut sink
 check dut 100 help
 check dut 80 help port add
 check dut 100 help port
-cmds=("port show" "stats" "worker show" "steer show" "proxy show" "sockmap show"
+cmds=("port show" "stats" "worker show" "steer show" "acl show" "proxy show" "sockmap show"
 	"version" "host check" "show config")
 # `workers` alone shows the workers where the daemon answers it (issue 14)
 if [[ $(tb_ctlj dut workers | jq -r .ok) == true ]]; then

@@ -343,6 +343,16 @@ static void test_bad_lines_refused(void **state)
 	refused("steer add", "r port p0 match dst 300.1.1.1 to cpus 1", "dst");
 	refused("steer add", "r port p0 match dport 0 to cpus 1", "dport");
 	refused("steer add", "r port p0 match to cpus 1 qsize 0", "qsize");
+	refused("acl add", "r port p0 match", "'action drop|pass' is required");
+	refused("acl add", "r port p0 action drop", "usage: acl add");
+	refused("acl add", "r port p0 match action reject", "action");
+	refused("acl add",
+		"r port p0 match src 10.0.0.0/8 dst fd00::/8 action drop",
+		"both be IPv4 or IPv6");
+	refused("acl add", "r port p0 match dst 10.0.0.0/33 action drop",
+		"prefix length");
+	refused("acl add", "r port p0 match sport 0 action drop", "sport");
+	refused("acl add", "r port p0 match dport 9-8 action drop", "dport");
 	refused("gen start", "p0 rate -5", "rate");
 	refused("gen start", "p0 size 10", "size");
 	refused("gen start", "p0 dst-mac 1:2:3", NULL);
@@ -379,6 +389,10 @@ static void test_usage_from_rows(void **state)
 	usage_is("steer add",
 		 "NAME port PORT match [proto tcp|udp|any] [dst PREFIX] "
 		 "[dport N|N-M] to cpus CPULIST [qsize N]");
+	/* As docs/ferryctl.8 writes it. */
+	usage_is("acl add",
+		 "NAME port PORT match [proto tcp|udp|icmp|any] [src PREFIX] "
+		 "[dst PREFIX] [sport N|N-M] [dport N|N-M] action drop|pass");
 	usage_is("gen start", "PORT [rate PPS] [size BYTES] [flows N] "
 			      "[dst-mac MAC] [count N] [engine auto|live|xsk]");
 	usage_is("workers", "[CPULIST] [idle busy|poll]");
@@ -449,6 +463,37 @@ static void test_print_defaults_left_out(void **state)
 	round_trip(c, &l, out, sizeof(out));
 	assert_string_equal(out, "steer add r port p0 match to cpus 3 "
 				 "qsize 2048");
+
+	/* An ACL: every match field, the prefix's host bits cleared, the
+	 * action always said. */
+	c = find_cmd("acl add");
+	l.argc = 0;
+	{
+		const char *acl[] = {
+			"r",	 "port",     "p0",     "match",
+			"proto", "udp",	     "src",    "10.1.2.3/16",
+			"dst",	 "10.9.9.9", "sport",  "1024-65535",
+			"dport", "53",	     "action", "pass"};
+
+		for (i = 0; i < sizeof(acl) / sizeof(acl[0]); i++)
+			push(&l, acl[i]);
+	}
+	round_trip(c, &l, out, sizeof(out));
+	assert_string_equal(out, "acl add r port p0 match proto udp "
+				 "src 10.1.0.0/16 dst 10.9.9.9/32 "
+				 "sport 1024-65535 dport 53 action pass");
+	l.argc = 0;
+	push(&l, "r6");
+	push(&l, "port");
+	push(&l, "p0");
+	push(&l, "match");
+	push(&l, "dst");
+	push(&l, "2001:db8::1/32");
+	push(&l, "action");
+	push(&l, "drop");
+	round_trip(c, &l, out, sizeof(out));
+	assert_string_equal(out, "acl add r6 port p0 match dst 2001:db8::/32 "
+				 "action drop");
 }
 
 /* What completion is told, from the same rows. */
