@@ -35,13 +35,16 @@
 /*
  * What the classifier does with a frame. A rule carries one action and one
  * argument, so later actions (CPUMAP steering by CPU-set id, ACL drops) slot
- * in without changing the shape of the rule table.
+ * in without changing the shape of the rule table. APP is an ACL's "pass":
+ * the frame goes on as the port's app takes it (its default action), and
+ * the rules after this one are not looked at.
  */
 #define FERRY_ACTIONS(X)                                                       \
 	X(PASS, "pass")                                                        \
 	X(XSK, "xsk")                                                          \
 	X(DROP, "drop")                                                        \
-	X(CPU, "cpu")
+	X(CPU, "cpu")                                                          \
+	X(APP, "app")
 
 enum ferry_action {
 #define FERRY_ACT_ENUM(id, name) FERRY_ACT_##id,

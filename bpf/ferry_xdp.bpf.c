@@ -883,6 +883,9 @@ int ferry_xdp(struct xdp_md *ctx)
 			matched = 1;
 		}
 	}
+	/* An ACL's pass: on to the app, the later rules skipped. */
+	if (action == FERRY_ACT_APP)
+		action = cfg->default_action;
 
 	switch (action) {
 	case FERRY_ACT_XSK:

@@ -167,7 +167,7 @@ static const char *const proto_words[] = {"tcp", "udp", "icmp", "any", NULL};
 static const uint64_t proto_vals[] = {IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
 				      0};
 static const char *const action_words[] = {"drop", "pass", NULL};
-static const uint64_t action_vals[] = {FERRY_ACT_DROP, FERRY_ACT_PASS};
+static const uint64_t action_vals[] = {FERRY_ACT_DROP, FERRY_ACT_APP};
 
 #define AP(field)                                                              \
 	.off = offsetof(struct ferry_acl_params, field),                       \
@@ -203,7 +203,7 @@ static const struct ctl_opt acl_add_rows[] = {
 	/* Pinned: a saved rule says what it does. */
 	{"action", CTL_OPT_WORD, CTL_OPT_REQUIRED | CTL_OPT_PIN, AP(action),
 	 .words = action_words, .vals = action_vals, .metavar = "drop|pass",
-	 .help = "drop the frame, or pass it to the kernel"},
+	 .help = "drop the frame, or let it on to the port's app"},
 };
 
 static const struct ferry_acl_params acl_add_dflt = {
@@ -281,7 +281,7 @@ static int cmd_acl_show(void *ctx, int argc, char **argv, json_t **data,
 
 static const struct ctl_cmd acl_cmds[] = {
 	{"acl add", NULL,
-	 "drop PORT's frames that match, or pass them to the kernel, in XDP "
+	 "drop PORT's frames that match, or let them on to its app, in XDP "
 	 "before any worker sees them (one table with the steering rules, "
 	 "checked in the order added, first match wins)",
 	 cmd_acl_add, &cmd_acl_add_syntax},

@@ -60,7 +60,7 @@ int ferry_acl_add(struct ferry *f, const struct ferry_acl_params *ap,
 	if (ferry_rule_find(f, ap->name, &other, NULL))
 		return ferry_fail(msg, -EEXIST, "rule %s exists (on port %s)",
 				  ap->name, other->name);
-	if (ap->action != FERRY_ACT_DROP && ap->action != FERRY_ACT_PASS)
+	if (ap->action != FERRY_ACT_DROP && ap->action != FERRY_ACT_APP)
 		return ferry_fail(msg, -EINVAL, "action: drop or pass");
 	/* Ports exist in TCP and UDP only: a rule asking for ports of ICMP
 	 * (or of any protocol, which includes ICMP) would be misread. */
@@ -117,8 +117,10 @@ static const char *action_name(const struct ferry_steer_rule *r)
 	switch (r->match.action) {
 	case FERRY_ACT_DROP:
 		return "drop";
-	case FERRY_ACT_PASS:
+	case FERRY_ACT_APP: /* an ACL's pass: on to the app */
 		return "pass";
+	case FERRY_ACT_PASS:
+		return "kernel";
 	case FERRY_ACT_CPU:
 		return "cpu";
 	default:

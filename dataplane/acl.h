@@ -26,7 +26,7 @@ struct ferry_acl_params {
 	const char *port;
 	/* family, l4_proto, src, dst, sport and dport ranges */
 	struct ferry_rule match;
-	uint8_t action; /* FERRY_ACT_DROP or FERRY_ACT_PASS */
+	uint8_t action; /* FERRY_ACT_DROP, or FERRY_ACT_APP for pass */
 };
 
 int ferry_acl_add(struct ferry *f, const struct ferry_acl_params *ap,

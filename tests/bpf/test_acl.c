@@ -265,6 +265,10 @@ static int run(struct env *e, const struct ferry_rule *r, uint32_t n,
 		assert_int_equal(nx2.packets, nx.packets + 1);
 	} else if (r[hit].action == FERRY_ACT_DROP) {
 		assert_int_equal(o.retval, XDP_DROP_);
+	} else if (r[hit].action == FERRY_ACT_APP) {
+		/* On to the port's app (here xsk, with no socket bound). */
+		assert_int_equal(o.retval, XDP_PASS_);
+		assert_int_equal(nx2.packets, nx.packets + 1);
 	} else {
 		assert_int_equal(o.retval, XDP_PASS_);
 		assert_int_equal(pr2.packets, pr.packets + 1);
@@ -398,6 +402,32 @@ static void test_first_match_wins(void **state)
 	};
 
 	check(state, r, 3, x, sizeof(x) / sizeof(x[0]));
+}
+
+/* An ACL's pass (APP) is a permit: the frame goes on to the port's app as
+ * if no rule had matched, and the drop after it is not looked at. */
+static void test_app_pass(void **state)
+{
+	struct ferry_rule r[2] = {
+		{.family = 4,
+		 .l4_proto = IPPROTO_TCP,
+		 .src_plen = 24,
+		 .dport_lo = 22,
+		 .dport_hi = 22,
+		 .action = FERRY_ACT_APP},
+		{.l4_proto = IPPROTO_TCP,
+		 .dport_lo = 22,
+		 .dport_hi = 22,
+		 .action = FERRY_ACT_DROP},
+	};
+	struct expect x[] = {
+		{tcp4("10.88.0.1", "10.88.0.2", 40000, 22), 0},
+		{tcp4("10.89.0.1", "10.88.0.2", 40000, 22), 1},
+		{tcp4("10.89.0.1", "10.88.0.2", 40000, 23), -1},
+	};
+
+	v4(r[0].src, "10.88.0.0");
+	check(state, r, 2, x, sizeof(x) / sizeof(x[0]));
 }
 
 static void test_port_ranges(void **state)
@@ -664,6 +694,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_match_wins),
+		cmocka_unit_test(test_app_pass),
 		cmocka_unit_test(test_port_ranges),
 		cmocka_unit_test(test_prefixes_v4),
 		cmocka_unit_test(test_prefixes_v6_and_icmp),

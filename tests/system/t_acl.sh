@@ -8,6 +8,7 @@
 # survive `save` and a restart of ferryd from the saved file, there with
 # 60 rules more (the bit-vector matcher: over 24 rules). The rules run
 # before either xconnect path: the AF_XDP one and the in-kernel DEVMAP one.
+# `action pass` is a permit: the frame crosses the wire, later rules skipped.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -127,3 +128,11 @@ assert_json .bytes 1000000 "$out"
 assert_json .ok true "$(cat "$TB_RUN/srv5001.json")"
 assert_json '[.data[0:3][] | .name] | join(",")' "no5003,st9,ssh-ok" "$(tb_do dut acl show)"
 assert_fail tb_ctlj dut acl show no5001
+
+tb_log "pass is a permit: on through the wire, the drop after it not reached"
+tb_do dut acl add ok5007 port p0 match proto tcp src 10.88.0.0/24 dport 5007 action pass >/dev/null
+tb_do dut acl add no5007 port p0 match proto tcp dport 5007 action drop >/dev/null
+tb_wire_tcpx 10.88.0.2 5007 1000000 1400 || tb_die "tcpx to 5007 under a pass rule"
+assert_ge "ok5007 took the SYNs and data" 10 "$(rule ok5007 packets)"
+assert_eq "no5007 took none" 0 "$(rule no5007 packets)"
+assert_json '.data[0].action' pass "$(tb_do dut acl show ok5007)"
