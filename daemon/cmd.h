@@ -29,6 +29,19 @@ __attribute__((format(printf, 2, 3))) void cmd_buf_printf(struct cmd_buf *b,
 void cmd_buf_line(struct cmd_buf *b, const char *name,
 		  const struct ctl_syntax *s, const void *params);
 
+/*
+ * The row of a command whose one argument is an object's NAME (`acl del
+ * NAME`, `proxy show [NAME]`): flags 0 (optional) or CTL_OPT_REQUIRED;
+ * values, what completion offers (CTL_VAL_PORT, ..., CTL_VAL_NONE). The
+ * params struct holds the name first.
+ */
+#define CMD_NAME_ROW(flags_, values_)                                          \
+	{                                                                      \
+		.kind = CTL_OPT_NAME, .flags = CTL_OPT_POSITIONAL | (flags_),  \
+		.size = sizeof(const char *), .metavar = "NAME",               \
+		.values = (values_),                                           \
+	}
+
 struct cmd_module {
 	const char *name;
 	const struct ctl_cmd *cmds;

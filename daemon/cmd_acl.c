@@ -222,17 +222,11 @@ struct acl_name_params {
 };
 
 static const struct ctl_opt name_row[] = {
-	{.kind = CTL_OPT_NAME,
-	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
-	 .size = sizeof(const char *),
-	 .metavar = "NAME"},
+	CMD_NAME_ROW(CTL_OPT_REQUIRED, CTL_VAL_NONE),
 };
 
 static const struct ctl_opt name_opt_row[] = {
-	{.kind = CTL_OPT_NAME,
-	 .flags = CTL_OPT_POSITIONAL,
-	 .size = sizeof(const char *),
-	 .metavar = "NAME"},
+	CMD_NAME_ROW(0, CTL_VAL_NONE),
 };
 
 static const struct ctl_syntax acl_del_syntax = {

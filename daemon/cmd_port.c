@@ -116,21 +116,11 @@ struct port_name_params {
 };
 
 static const struct ctl_opt port_name_row[] = {
-	{.kind = CTL_OPT_NAME,
-	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
-	 .off = 0,
-	 .size = sizeof(const char *),
-	 .metavar = "NAME",
-	 .values = CTL_VAL_PORT},
+	CMD_NAME_ROW(CTL_OPT_REQUIRED, CTL_VAL_PORT),
 };
 
 static const struct ctl_opt port_name_opt_row[] = {
-	{.kind = CTL_OPT_NAME,
-	 .flags = CTL_OPT_POSITIONAL,
-	 .off = 0,
-	 .size = sizeof(const char *),
-	 .metavar = "NAME",
-	 .values = CTL_VAL_PORT},
+	CMD_NAME_ROW(0, CTL_VAL_PORT),
 };
 
 static const struct ctl_syntax port_del_syntax = {
