@@ -815,3 +815,37 @@ tb_wire_tcpx() {
 	assert_json .ok true "$(cat "$out")"
 	assert_json .bytes "$bytes" "$(cat "$out")"
 }
+
+# tb_routed N: the routed testbed: cli -- dut -- srv, each link its own
+# subnet (cli 10.N.1.1/24 and fdN:1::1/64 on c0, the dut .254 / ::fe on d0
+# and d1, srv 10.N.2.1/24 and fdN:2::1/64 on s0), default routes via the
+# dut, the dut's own forwarding off (ferry forwards, the kernel answers for
+# itself only). Sets C0 D0 D1 S0 (interfaces) and cli dut srv (netns names).
+tb_routed() {
+	local n=$1 ns
+	tb_ns cli
+	tb_ns dut
+	tb_ns srv
+	for ns in cli dut srv; do
+		ip netns exec "$(tb_nsname $ns)" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+			net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 >/dev/null
+	done
+	tb_veth cli c0 dut d0
+	tb_veth dut d1 srv s0
+	C0=$(tb_ifname c0) D0=$(tb_ifname d0) D1=$(tb_ifname d1) S0=$(tb_ifname s0)
+	cli=$(tb_nsname cli) dut=$(tb_nsname dut) srv=$(tb_nsname srv)
+	ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+	ip -n "$cli" addr add "10.$n.1.1/24" dev "$C0"
+	ip -n "$cli" addr add "fd$n:1::1/64" dev "$C0" nodad
+	ip -n "$dut" addr add "10.$n.1.254/24" dev "$D0"
+	ip -n "$dut" addr add "fd$n:1::fe/64" dev "$D0" nodad
+	ip -n "$dut" addr add "10.$n.2.254/24" dev "$D1"
+	ip -n "$dut" addr add "fd$n:2::fe/64" dev "$D1" nodad
+	ip -n "$srv" addr add "10.$n.2.1/24" dev "$S0"
+	ip -n "$srv" addr add "fd$n:2::1/64" dev "$S0" nodad
+	ip -n "$cli" route add default via "10.$n.1.254"
+	ip -n "$cli" -6 route add default via "fd$n:1::fe"
+	ip -n "$srv" route add default via "10.$n.2.254"
+	ip -n "$srv" -6 route add default via "fd$n:2::fe"
+}

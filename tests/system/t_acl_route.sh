@@ -12,25 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 tb_init
-tb_ns cli
-tb_ns dut
-tb_ns srv
-for n in cli dut srv; do
-	ip netns exec "$(tb_nsname $n)" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
-		net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.all.accept_dad=0 \
-		net.ipv6.conf.default.accept_dad=0 >/dev/null
-done
-tb_veth cli c0 dut d0
-tb_veth dut d1 srv s0
-C0=$(tb_ifname c0) D0=$(tb_ifname d0) D1=$(tb_ifname d1) S0=$(tb_ifname s0)
-cli=$(tb_nsname cli) dut=$(tb_nsname dut) srv=$(tb_nsname srv)
-ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
-ip -n "$cli" addr add 10.88.1.1/24 dev "$C0"
-ip -n "$dut" addr add 10.88.1.254/24 dev "$D0"
-ip -n "$dut" addr add 10.88.2.254/24 dev "$D1"
-ip -n "$srv" addr add 10.88.2.1/24 dev "$S0"
-ip -n "$cli" route add default via 10.88.1.254
-ip -n "$srv" route add default via 10.88.2.254
+tb_routed 88
 
 tb_ferryd dut dut
 tb_do dut workers 1 >/dev/null
