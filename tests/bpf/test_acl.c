@@ -34,6 +34,7 @@
 
 #include "ferry_abi.h"
 #include "ferry_xdp.skel.h"
+#include "xdp_env.h"
 #include "rulecls.h"
 
 #define XDP_DROP_ 1
@@ -54,13 +55,6 @@ struct pkt {
 	bool frag; /* a later fragment (IPv4): no ports */
 };
 
-static bool ci(void)
-{
-	const char *v = getenv("CI");
-
-	return v && !strcmp(v, "true");
-}
-
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -68,18 +62,7 @@ static int setup(void **state)
 	if (!e)
 		return -1;
 	e->ncpu = libbpf_num_possible_cpus();
-	e->skel = ferry_xdp_bpf__open();
-	if (e->skel) {
-		bpf_program__set_autoload(e->skel->progs.ferry_cpumap_enqueue,
-					  false);
-		if (ferry_xdp_bpf__load(e->skel)) {
-			ferry_xdp_bpf__destroy(e->skel);
-			e->skel = NULL;
-		}
-	}
-	if (!e->skel)
-		fprintf(stderr, "cannot load ferry_xdp (%s)%s\n",
-			strerror(errno), ci() ? "" : ": skipping (root)");
+	e->skel = xdp_env_load();
 	*state = e;
 	return 0;
 }
@@ -97,11 +80,7 @@ static struct env *env_or_skip(void **state)
 {
 	struct env *e = *state;
 
-	if (!e->skel) {
-		if (ci())
-			fail_msg("CI=true and the classifier cannot be loaded");
-		skip();
-	}
+	xdp_env_require(e->skel);
 	return e;
 }
 

@@ -33,6 +33,7 @@
 
 #include "ferry_abi.h"
 #include "ferry_xdp.skel.h"
+#include "xdp_env.h"
 
 #define XDP_PASS_  2
 #define XDP_REDIR_ 4
@@ -45,13 +46,6 @@ struct env {
 	int ifindex; /* the egress veth */
 	uint8_t if_mac[6];
 };
-
-static bool ci(void)
-{
-	const char *v = getenv("CI");
-
-	return v && !strcmp(v, "true");
-}
 
 static int sh(const char *cmd)
 {
@@ -133,23 +127,11 @@ static int setup(void **state)
 	e->ncpu = libbpf_num_possible_cpus();
 	if (net_setup(e)) {
 		fprintf(stderr, "cannot make a network namespace%s\n",
-			ci() ? "" : ": skipping, needs root");
+			xdp_env_ci() ? "" : ": skipping, needs root");
 		*state = e;
 		return 0;
 	}
-	e->skel = ferry_xdp_bpf__open();
-	if (e->skel) {
-		bpf_program__set_autoload(e->skel->progs.ferry_cpumap_enqueue,
-					  false);
-		if (ferry_xdp_bpf__load(e->skel)) {
-			ferry_xdp_bpf__destroy(e->skel);
-			e->skel = NULL;
-		}
-	}
-	if (!e->skel)
-		fprintf(stderr, "cannot load ferry_xdp (%s)%s\n",
-			strerror(errno),
-			ci() ? "" : ": skipping, needs root (CAP_BPF)");
+	e->skel = xdp_env_load();
 	*state = e;
 	return 0;
 }
@@ -167,11 +149,7 @@ static struct env *env_or_skip(void **state)
 {
 	struct env *e = *state;
 
-	if (!e->skel) {
-		if (ci())
-			fail_msg("CI=true and the classifier cannot be loaded");
-		skip();
-	}
+	xdp_env_require(e->skel);
 	return e;
 }
 
