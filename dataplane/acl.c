@@ -41,25 +41,15 @@ void ferry_acl_range_text(uint16_t lo, uint16_t hi, char *buf, size_t len)
 int ferry_acl_add(struct ferry *f, const struct ferry_acl_params *ap,
 		  struct ferry_err *msg)
 {
-	struct ferry_port *p = ferry_port_find(f, ap->port), *other;
+	struct ferry_port *p;
 	const struct ferry_rule *m = &ap->match;
 	struct ferry_steer_rule r;
 	struct ferry_steer_table *t;
 	int err;
 
-	if (!ferry_name_ok(ap->name, FERRY_STEER_NAME_MAX))
-		return ferry_fail(
-			msg, -EINVAL,
-			"bad rule name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
-			ap->name, FERRY_STEER_NAME_MAX - 1);
+	p = ferry_rule_add_port(f, ap->name, ap->port, "", msg, &err);
 	if (!p)
-		return ferry_fail(msg, -ENOENT, "no port %s", ap->port);
-	if (!p->skel)
-		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
-				  p->name, p->reason);
-	if (ferry_rule_find(f, ap->name, &other, NULL))
-		return ferry_fail(msg, -EEXIST, "rule %s exists (on port %s)",
-				  ap->name, other->name);
+		return err;
 	if (ap->action != FERRY_ACT_DROP && ap->action != FERRY_ACT_APP)
 		return ferry_fail(msg, -EINVAL, "action: drop or pass");
 	/* Ports exist in TCP and UDP only: a rule asking for ports of ICMP
@@ -193,17 +183,13 @@ json_t *ferry_acl_show(struct ferry *f, const char *name, struct ferry_err *msg)
 int ferry_acl_get(const struct ferry *f, int i, int j,
 		  struct ferry_acl_params *ap)
 {
-	const struct ferry_port *p;
+	const struct ferry_port *p = NULL;
 	const struct ferry_steer_rule *r;
+	int rc;
 
-	if (i < 0 || i >= f->n_ports)
-		return -ENOENT;
-	p = f->ports[i];
-	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
-		return -ENOENT;
-	r = &p->steer->rules[j];
-	if (r->kind != FERRY_RULE_ACL)
-		return 1;
+	r = ferry_rule_at(f, i, j, FERRY_RULE_ACL, &p, &rc);
+	if (!r)
+		return rc;
 	*ap = (struct ferry_acl_params){
 		.name = r->name,
 		.port = p->name,

@@ -937,17 +937,13 @@ int ferry_port_app_get(const struct ferry *f, int i, enum ferry_app *app,
 int ferry_steer_get(const struct ferry *f, int i, int j,
 		    struct ferry_steer_params *sp)
 {
-	const struct ferry_port *p;
+	const struct ferry_port *p = NULL;
 	const struct ferry_steer_rule *r;
+	int rc;
 
-	if (i < 0 || i >= f->n_ports)
-		return -ENOENT;
-	p = f->ports[i];
-	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
-		return -ENOENT;
-	r = &p->steer->rules[j];
-	if (r->kind != FERRY_RULE_STEER)
-		return 1;
+	r = ferry_rule_at(f, i, j, FERRY_RULE_STEER, &p, &rc);
+	if (!r)
+		return rc;
 	*sp = (struct ferry_steer_params){
 		.name = r->name,
 		.port = p->name,

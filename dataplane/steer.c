@@ -79,6 +79,50 @@ struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
 	return NULL;
 }
 
+struct ferry_port *ferry_rule_add_port(struct ferry *f, const char *name,
+				       const char *port, const char *what,
+				       struct ferry_err *msg, int *err)
+{
+	struct ferry_port *p = ferry_port_find(f, port), *other;
+
+	if (!ferry_name_ok(name, FERRY_STEER_NAME_MAX))
+		*err = ferry_fail(
+			msg, -EINVAL,
+			"bad rule name '%s' (1-%d of A-Z a-z 0-9 _ . -)", name,
+			FERRY_STEER_NAME_MAX - 1);
+	else if (!p)
+		*err = ferry_fail(msg, -ENOENT, "no port %s", port);
+	else if (!p->skel)
+		*err = ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
+				  p->name, p->reason);
+	else if (ferry_rule_find(f, name, &other, NULL))
+		*err = ferry_fail(msg, -EEXIST, "%srule %s exists (on port %s)",
+				  what, name, other->name);
+	else
+		return p;
+	return NULL;
+}
+
+const struct ferry_steer_rule *ferry_rule_at(const struct ferry *f, int i,
+					     int j, enum ferry_rule_kind kind,
+					     const struct ferry_port **port,
+					     int *rc)
+{
+	const struct ferry_port *p;
+	const struct ferry_steer_rule *r;
+
+	*rc = -ENOENT;
+	if (i < 0 || i >= f->n_ports)
+		return NULL;
+	p = f->ports[i];
+	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
+		return NULL;
+	r = &p->steer->rules[j];
+	*rc = r->kind == kind ? 0 : 1;
+	*port = p;
+	return *rc ? NULL : r;
+}
+
 /*
  * Publishes rules[0..n) of t, leaving out rule `skip` (-1: none) and
  * adding `extra` (NULL: none) at the end, as the next generation of the
@@ -353,27 +397,16 @@ int ferry_rules_remove(struct ferry *f, struct ferry_port *p, uint32_t at)
 int ferry_steer_add(struct ferry *f, const struct ferry_steer_params *sp,
 		    struct ferry_err *msg)
 {
-	struct ferry_port *p = ferry_port_find(f, sp->port), *other;
+	struct ferry_port *p;
 	uint64_t bad, online = online_cpus();
 	struct ferry_steer_rule *r;
 	struct ferry_steer_table *t;
 	int ncpu = libbpf_num_possible_cpus(), bad_cpu = -1, err, e2;
 	uint32_t slot;
 
-	if (!ferry_name_ok(sp->name, FERRY_STEER_NAME_MAX))
-		return ferry_fail(
-			msg, -EINVAL,
-			"bad rule name '%s' (1-%d of A-Z a-z 0-9 _ . -)",
-			sp->name, FERRY_STEER_NAME_MAX - 1);
+	p = ferry_rule_add_port(f, sp->name, sp->port, "steer ", msg, &err);
 	if (!p)
-		return ferry_fail(msg, -ENOENT, "no port %s", sp->port);
-	if (!p->skel)
-		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
-				  p->name, p->reason);
-	if (ferry_rule_find(f, sp->name, &other, NULL))
-		return ferry_fail(msg, -EEXIST,
-				  "steer rule %s exists (on port %s)", sp->name,
-				  other->name);
+		return err;
 	if (!sp->cpus)
 		return ferry_fail(msg, -EINVAL, "no CPUs given");
 	bad = sp->cpus & ~online;

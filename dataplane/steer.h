@@ -97,6 +97,21 @@ struct ferry_steer_rule *ferry_rule_find(const struct ferry *f,
 					 const char *name,
 					 struct ferry_port **port,
 					 uint32_t *at);
+/*
+ * What adding a rule of either kind checks first: a valid name that no
+ * rule on any port has (exists names it "<what>rule NAME", what being
+ * "steer " or ""), and a port that exists and has not failed. The port,
+ * or NULL with msg set.
+ */
+struct ferry_port *ferry_rule_add_port(struct ferry *f, const char *name,
+				       const char *port, const char *what,
+				       struct ferry_err *msg, int *err);
+/* Port i's rule j if it is of kind; *rc 0, 1 (another kind) or -ENOENT
+ * (past the end), the rule NULL unless 0. */
+const struct ferry_steer_rule *ferry_rule_at(const struct ferry *f, int i,
+					     int j, enum ferry_rule_kind kind,
+					     const struct ferry_port **port,
+					     int *rc);
 /* The port's table, made empty on first use; NULL with errno. */
 struct ferry_steer_table *ferry_rules_table(struct ferry_port *p);
 /* r (match, kind, name) goes live last in p's table, with a fresh row of
