@@ -849,3 +849,23 @@ tb_routed() {
 	ip -n "$srv" route add default via "10.$n.2.254"
 	ip -n "$srv" -6 route add default via "fd$n:2::fe"
 }
+
+# tb_routed_ping FERRYD NS ARGS...: ping from NS through tb_routed's dut
+# (ferryd FERRYD) until one reply, up to 20 tries (the first frames find no
+# neighbour yet: dropped while the kernel resolves it); prints the reply.
+# On failure, the dut's counters and neighbours go to stderr.
+tb_routed_ping() {
+	local fd=$1 ns=$2 i out
+	shift 2
+	for ((i = 0; i < 20; i++)); do
+		if out=$(ip netns exec "$ns" ping -c 1 -W 1 "$@" 2>&1); then
+			printf '%s\n' "$out"
+			return 0
+		fi
+	done
+	printf '%s\n' "$out"
+	echo "dut stats: $(tb_ctlj "$fd" stats | jq -c '.data | {route, ports: [.ports[] | {name, totals, xdp, paths}]}')" >&2
+	echo "dut neigh: $(tb_ctlj "$fd" neigh show | jq -c .data)" >&2
+	ip -n "$dut" neigh >&2
+	return 1
+}

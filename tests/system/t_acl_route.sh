@@ -22,14 +22,7 @@ tb_do dut route p0 >/dev/null
 tb_do dut route p1 >/dev/null
 
 rule() { tb_do dut acl show "$1" | jq -r ".data[0].$2"; }
-ping_ok() { # ADDR: up to 20 tries (the first find no neighbour yet)
-	local i
-	for ((i = 0; i < 20; i++)); do
-		ip netns exec "$cli" ping -c 1 -W 1 "$1" >/dev/null 2>&1 && return 0
-	done
-	return 1
-}
-assert_ok ping_ok 10.88.2.1
+assert_ok tb_routed_ping dut "$cli" 10.88.2.1
 
 tb_do dut acl add no5001 port p0 match proto tcp dst 10.88.2.0/24 dport 5001 action drop >/dev/null
 tb_tcpx_server srv 10.88.2.1:5002 "$TB_RUN/s5002.json" || tb_die "server 5002"

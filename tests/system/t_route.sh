@@ -39,28 +39,13 @@ assert_eq "show config has route p0" 1 "$(tb_ctl dut show config | grep -c '^rou
 
 # ping: the first frames find no neighbour (dropped, resolution asked),
 # then every reply comes back through ferry at TTL 63 / hop limit 63
-ping_ok() { # NS ARGS...: up to 10 tries until one reply
-	local ns=$1 i
-	shift
-	for ((i = 0; i < 20; i++)); do
-		if out=$(ip netns exec "$ns" ping -c 1 -W 1 "$@" 2>&1); then
-			printf '%s\n' "$out"
-			return 0
-		fi
-	done
-	printf '%s\n' "$out"
-	echo "dut stats: $(tb_ctlj "$DUTN" stats | jq -c '.data | {route, ports: [.ports[] | {name, totals, xdp}]}')" >&2
-	echo "dut neigh: $(tb_ctlj "$DUTN" neigh show | jq -c .data)" >&2
-	ip -n "$dut" neigh >&2
-	return 1
-}
-out=$(ping_ok "$cli" 10.88.2.1) || tb_die "no IPv4 ping reply: $out"
+out=$(tb_routed_ping "$DUTN" "$cli" 10.88.2.1) || tb_die "no IPv4 ping reply: $out"
 assert_eq "IPv4 reply TTL" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$cli" fd88:2::1) || tb_die "no IPv6 ping reply: $out"
+out=$(tb_routed_ping "$DUTN" "$cli" fd88:2::1) || tb_die "no IPv6 ping reply: $out"
 assert_eq "IPv6 reply hop limit" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$srv" 10.88.1.1) || tb_die "no IPv4 ping reply srv->cli: $out"
+out=$(tb_routed_ping "$DUTN" "$srv" 10.88.1.1) || tb_die "no IPv4 ping reply srv->cli: $out"
 assert_eq "IPv4 reply TTL srv->cli" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$srv" fd88:1::1) || tb_die "no IPv6 ping reply srv->cli: $out"
+out=$(tb_routed_ping "$DUTN" "$srv" fd88:1::1) || tb_die "no IPv6 ping reply srv->cli: $out"
 out=$(ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 10.88.2.1) || tb_die "ping lost frames: $out"
 assert_eq "5 IPv4 replies" 1 "$(grep -c '5 received' <<<"$out")"
 echo "neigh: $(tb_ctlj dut neigh show | jq -c '.data')"
@@ -132,7 +117,7 @@ done
 dt=$((($(date +%s%N) - t0) / 1000000))
 echo "route seen after ${dt} ms"
 assert_eq "route added within a second" 1 "$((dt < 1000))"
-out=$(ping_ok "$cli" 10.99.0.1) || tb_die "no reply through the new route: $out"
+out=$(tb_routed_ping "$DUTN" "$cli" 10.99.0.1) || tb_die "no reply through the new route: $out"
 ip -n "$dut" route del 10.99.0.0/24
 t0=$(date +%s%N)
 for ((i = 0; i < 20; i++)); do
@@ -166,7 +151,7 @@ assert_eq "multipath route with 2 paths" 2 \
 assert_eq "multipath route's gateways" 10.88.2.1,10.88.2.2 \
 	"$(jq -r '.data[] | select(.prefix == "10.99.1.0/24") | .via' <<<"$fib")"
 tb_ctl dut fib show 10.99.1.0/24
-out=$(ping_ok "$cli" 10.99.1.1) || tb_die "no reply through the multipath route: $out"
+out=$(tb_routed_ping "$DUTN" "$cli" 10.99.1.1) || tb_die "no reply through the multipath route: $out"
 for p in 7201 7202 7203; do
 	tcpx cli srv 10.99.1.1 "$p"
 done
@@ -204,7 +189,7 @@ tb_wait_exit dut 10
 tb_ferryd dut dut2 -c "$conf"
 DUTN=dut2
 assert_eq "show config after -c FILE" "$cfg1" "$(tb_do dut2 show config | jq -j .data)"
-out=$(ping_ok "$cli" 10.88.2.1) || tb_die "no reply after the restart: $out"
+out=$(tb_routed_ping "$DUTN" "$cli" 10.88.2.1) || tb_die "no reply after the restart: $out"
 assert_eq "IPv4 reply TTL after the restart" 1 "$(grep -c 'ttl=63' <<<"$out")"
 tcpx cli srv '[fd88:2::1]' 7301
 ip -n "$dut" route add 10.99.2.0/24 via 10.88.2.1

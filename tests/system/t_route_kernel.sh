@@ -62,27 +62,14 @@ assert_eq "show config has route p0 path kernel" 1 \
 	"$(tb_ctl dut show config | grep -c '^route p0 path kernel$')"
 kf0=$(kfwd)
 
-ping_ok() { # NS ARGS...: up to 20 tries until one reply
-	local ns=$1 i
-	shift
-	for ((i = 0; i < 20; i++)); do
-		if out=$(ip netns exec "$ns" ping -c 1 -W 1 "$@" 2>&1); then
-			printf '%s\n' "$out"
-			return 0
-		fi
-	done
-	printf '%s\n' "$out"
-	echo "dut stats: $(tb_ctlj dut stats | jq -c '.data | {route, ports: [.ports[] | {name, totals, xdp, paths}]}')" >&2
-	return 1
-}
 tb_do dut stats reset >/dev/null
-out=$(ping_ok "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply: $out"
+out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply: $out"
 assert_eq "IPv4 reply TTL" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$cli" fd89:2::1) || tb_die "no IPv6 ping reply: $out"
+out=$(tb_routed_ping dut "$cli" fd89:2::1) || tb_die "no IPv6 ping reply: $out"
 assert_eq "IPv6 reply hop limit" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$srv" 10.89.1.1) || tb_die "no IPv4 ping reply srv->cli: $out"
+out=$(tb_routed_ping dut "$srv" 10.89.1.1) || tb_die "no IPv4 ping reply srv->cli: $out"
 assert_eq "IPv4 reply TTL srv->cli" 1 "$(grep -c 'ttl=63' <<<"$out")"
-out=$(ping_ok "$srv" fd89:1::1) || tb_die "no IPv6 ping reply srv->cli: $out"
+out=$(tb_routed_ping dut "$srv" fd89:1::1) || tb_die "no IPv6 ping reply srv->cli: $out"
 assert_eq "IPv6 reply hop limit srv->cli" 1 "$(grep -c 'ttl=63' <<<"$out")"
 out=$(ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 10.89.2.1) || tb_die "ping lost frames: $out"
 assert_eq "5 IPv4 replies" 1 "$(grep -c '5 received' <<<"$out")"
@@ -155,7 +142,7 @@ sleep 1.5
 tb_do dut route p1 path xsk >/dev/null
 k0=$(kstat p0 rx_packets)
 e0=$(fstat p0 egress_not_kernel)
-out=$(ping_ok "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply with p1 on xsk: $out"
+out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply with p1 on xsk: $out"
 assert_eq "IPv4 reply TTL, mixed paths" 1 "$(grep -c 'ttl=63' <<<"$out")"
 assert_eq "p0 kernel rx unchanged, mixed paths" "$k0" "$(kstat p0 rx_packets)"
 assert_ge "p0 egress_not_kernel" $((e0 + 1)) "$(fstat p0 egress_not_kernel)"
@@ -167,7 +154,7 @@ assert_eq "p0 path xsk" xsk "$(pshow p0 path)"
 assert_eq "show config has route p0 path xsk" 1 \
 	"$(tb_ctl dut show config | grep -c '^route p0 path xsk$')"
 k0=$(kstat p0 rx_packets)
-out=$(ping_ok "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply on xsk: $out"
+out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply on xsk: $out"
 assert_eq "IPv4 reply TTL on xsk" 1 "$(grep -c 'ttl=63' <<<"$out")"
 tcpx cli srv '[fd89:2::1]' 7105
 assert_eq "no kernel-path frame on xsk" "$k0" "$(kstat p0 rx_packets)"
@@ -220,5 +207,5 @@ for ((i = 0; i < 30; i++)); do
 done
 assert_eq "knob off: xsk" xsk "$(pshow p0 path)"
 assert_match "why" "lo.forwarding" "$(pshow p0 path_why)"
-out=$(ping_ok "$cli" 10.89.2.1) || tb_die "no reply after the fallback: $out"
+out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no reply after the fallback: $out"
 assert_eq "IPv4 reply TTL after the fallback" 1 "$(grep -c 'ttl=63' <<<"$out")"
