@@ -543,7 +543,9 @@ static __always_inline int is_ndp(const struct ferry_pkt *pkt)
  *
  * Global and noinline, so the verifier checks its loop once.
  */
-#define FERRY_CSUM_CHUNK      256
+#define FERRY_CSUM_CHUNK 256
+/* Headers end within this many bytes of a frame ferry reads directly. */
+#define FERRY_CSUM_SCREEN_MAX 512
 #define FERRY_CSUM_MAX_CHUNKS ((9216 + FERRY_CSUM_CHUNK - 1) / FERRY_CSUM_CHUNK)
 
 __noinline int ferry_csum_complete(struct xdp_md *ctx,
@@ -637,20 +639,16 @@ struct {
 /*
  * A frame dropped or steered here, without a worker: one perf sample with
  * its verdict for a running capture (ferry_capture_abi.h), the bytes
- * appended by the helper. Off (reasons 0): one lookup and one branch.
- * Out of line: its record would add to ferry_xdp's stack, which with
- * ferry_csum_complete's is at the verifier's 512-byte limit.
+ * appended by the helper. Out of line: its record would add to ferry_xdp's
+ * stack, which with ferry_csum_complete's is at the verifier's 512-byte
+ * limit; and only a captured frame pays for the call (cap_xdp below).
  */
-static __noinline void cap_xdp(struct xdp_md *ctx, __u32 reason, __u32 action)
+static __noinline void cap_emit(struct xdp_md *ctx, __u32 reason, __u32 action,
+				__u32 snaplen)
 {
-	const struct ferry_cap_xdp_cfg *cfg;
 	struct ferry_cap_xdp_rec rec = {};
-	__u32 zero = 0;
 	__u64 len;
 
-	cfg = bpf_map_lookup_elem(&ferry_cap_cfg, &zero);
-	if (!cfg || !(cfg->reasons & (1ull << (reason & 63))))
-		return;
 	len = bpf_xdp_get_buff_len(ctx);
 	rec.ts_ns = bpf_ktime_get_ns();
 	rec.ifindex = ctx->ingress_ifindex;
@@ -658,12 +656,71 @@ static __noinline void cap_xdp(struct xdp_md *ctx, __u32 reason, __u32 action)
 	rec.reason = (__u16)reason;
 	rec.action = (__u16)action;
 	rec.orig_len = (__u32)len;
-	rec.cap_len = len < cfg->snaplen ? (__u32)len : cfg->snaplen;
+	rec.cap_len = len < snaplen ? (__u32)len : snaplen;
 	if (rec.cap_len > FERRY_CAP_XDP_SNAP_MAX)
 		rec.cap_len = FERRY_CAP_XDP_SNAP_MAX;
 	bpf_perf_event_output(ctx, &ferry_cap_events,
 			      BPF_F_CURRENT_CPU | ((__u64)rec.cap_len << 32),
 			      &rec, sizeof(rec));
+}
+
+/* Off (reasons 0): one inlined array lookup and one branch, no call. */
+static __always_inline void cap_xdp(struct xdp_md *ctx, __u32 reason,
+				    __u32 action)
+{
+	const struct ferry_cap_xdp_cfg *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&ferry_cap_cfg, &zero);
+	if (cfg && (cfg->reasons & (1ull << (reason & 63))))
+		cap_emit(ctx, reason, action, cfg->snaplen);
+}
+
+/*
+ * Whether a frame may carry a partial checksum, read straight from the
+ * packet when its L4 checksum field is in the first buffer: the common
+ * frame (a complete checksum) then costs a compare, with no call and no
+ * helper; ferry_csum_complete (which decides again, on any buffer) runs
+ * for the rest.
+ */
+static __always_inline int csum_maybe_partial(struct xdp_md *ctx,
+					      const struct ferry_pkt *pkt)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 off = pkt->l4_off;
+	__u64 pseudo;
+	__u16 *field;
+
+	if (pkt->is_frag || pkt->more_frags)
+		return 0;
+	if (pkt->l4_proto == IPPROTO_TCP)
+		off += offsetof(struct tcphdr, check);
+	else if (pkt->l4_proto == IPPROTO_UDP)
+		off += offsetof(struct udphdr, check);
+	else
+		return 0;
+	if (off > FERRY_CSUM_SCREEN_MAX)
+		return 1;
+	field = data + off;
+	if ((void *)(field + 1) > data_end)
+		return 1;
+	if (pkt->family == 4)
+		pseudo = ferry_csum_pseudo4(pkt->src[0], pkt->dst[0],
+					    pkt->l4_proto, pkt->l4_len);
+	else
+		pseudo = ferry_csum_pseudo6(pkt->src, pkt->dst, pkt->l4_proto,
+					    pkt->l4_len);
+	return ferry_csum_is_partial(*field, pseudo);
+}
+
+/* Completes a partial checksum before a redirect that builds a fresh skb
+ * (CPUMAP, DEVMAP into a veth): see ferry_csum_complete. */
+static __always_inline void csum_fix(struct xdp_md *ctx,
+				     const struct ferry_pkt *pkt)
+{
+	if (csum_maybe_partial(ctx, pkt))
+		ferry_csum_complete(ctx, pkt);
 }
 
 /*
@@ -729,7 +786,7 @@ steer(struct xdp_md *ctx, const struct ferry_pkt *pkt, __u32 slot, __u64 bytes)
 	idx = FERRY_STEER_CTR_IDX(slot, cpu);
 	/* Not counted: a frame that cannot be completed still goes, and
 	 * the stack's own counter (TcpInCsumErrors) says so. */
-	ferry_csum_complete(ctx, pkt);
+	csum_fix(ctx, pkt);
 	ctr = bpf_map_lookup_elem(&ferry_steer_ctrs, &idx);
 	return to_cpu(ctx, cpu, FERRY_STEER_META_TAG | slot,
 		      ctr ? &ctr->steered : NULL,
@@ -792,7 +849,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 static __always_inline int to_dev(struct xdp_md *ctx,
 				  const struct ferry_pkt *pkt, __u64 bytes)
 {
-	ferry_csum_complete(ctx, pkt);
+	csum_fix(ctx, pkt);
 	if (bpf_redirect_map(&ferry_tx_dev, 0, 0) != XDP_REDIRECT) {
 		count(FERRY_R_DROP_NO_DEV, bytes);
 		cap_xdp(ctx, FERRY_R_DROP_NO_DEV, XDP_DROP);
@@ -814,7 +871,7 @@ static __always_inline int fib_path(struct xdp_md *ctx,
 	int ret = ferry_fib_fwd(ctx, pkt);
 
 	if (ret == XDP_REDIRECT) {
-		ferry_csum_complete(ctx, pkt);
+		csum_fix(ctx, pkt);
 		count(FERRY_R_DEV_REDIRECT, bytes);
 		cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 	} else if (ret >= 0) {
@@ -873,7 +930,8 @@ int ferry_xdp(struct xdp_md *ctx)
 
 	action = cfg->default_action;
 	n_rules = cfg->n_rules;
-	idx = match_rules(&pkt, n_rules, bytes);
+	/* No rules, no call: the kernel path's common case. */
+	idx = n_rules ? match_rules(&pkt, n_rules, bytes) : -1;
 	if (idx >= 0) {
 		key = idx;
 		r = bpf_map_lookup_elem(&ferry_rules, &key);

@@ -97,18 +97,50 @@ static void fib_tx_raw(struct ferry *f, struct ferry_port *e, uint64_t *pk,
 		       uint64_t *by);
 static void fib_reset(struct ferry_port *p);
 
-static int cfg_kernel_fwd(struct ferry_port *p, uint8_t on)
+/*
+ * The classifier's kernel_fwd byte (0, FERRY_KFWD_DEV or FERRY_KFWD_FIB).
+ * The tracepoints that count the path's failed redirects and transmits
+ * (ferry_kpath_tp_attach) go on first: they run at every DEVMAP flush on
+ * the host, whichever program redirected, so they are attached only
+ * while the port forwards in the kernel (kpath_tp_sync takes them off).
+ * Without them the path still works, its failures are not counted.
+ */
+static int cfg_kernel_fwd(struct ferry_port *p, uint8_t mode)
 {
 	struct ferry_xdp_cfg cfg;
 	uint32_t key = 0;
-	int fd = bpf_map__fd(p->skel->maps.ferry_cfg);
+	int fd = bpf_map__fd(p->skel->maps.ferry_cfg), err;
 
 	if (bpf_map_lookup_elem(fd, &key, &cfg))
 		return -errno;
-	if (cfg.kernel_fwd == on)
+	/* Also when the byte is already set: a hot restart finds it so. */
+	if (mode && !p->kfwd_tp[0]) {
+		err = ferry_kpath_tp_attach(p);
+		if (err && cfg.kernel_fwd != mode)
+			log_warn("port %s: xdp_redirect_err or xdp_devmap_xmit "
+				 "tracepoint unavailable (%s); kernel-path "
+				 "transmit failures are not counted",
+				 p->name, strerror(-err));
+	}
+	if (cfg.kernel_fwd == mode)
 		return 0;
-	cfg.kernel_fwd = on;
+	cfg.kernel_fwd = mode;
 	return bpf_map_update_elem(fd, &key, &cfg, 0) ? -errno : 0;
+}
+
+/* After a grace period: the tracepoints off a port that no longer
+ * forwards in the kernel (its last redirects have been flushed). */
+static void kpath_tp_sync(struct ferry_port *p)
+{
+	struct ferry_xdp_cfg cfg;
+	uint32_t key = 0;
+
+	if (!p->skel || !p->kfwd_tp[0])
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
+				 &cfg) &&
+	    !cfg.kernel_fwd)
+		ferry_kpath_tp_detach(p);
 }
 
 static int kpath_on(struct ferry_port *p)
@@ -133,6 +165,7 @@ static void kpath_off(struct ferry_port *p)
 			 p->name, strerror(-err));
 	ferry_xdp_runs_wait();
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.ferry_tx_dev), &key);
+	kpath_tp_sync(p);
 }
 
 void ferry_kpath_apply(struct ferry *f, struct ferry_port *p)
@@ -229,7 +262,7 @@ int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c)
 	/* Sent is what the egress driver took; without the tracepoints,
 	 * what was not refused at redirect time. Bytes in proportion: the
 	 * tracepoint counts frames only. */
-	if (p->kfwd_tp[1])
+	if (p->kfwd_tp_seen)
 		c->tx_packets = c->xmit_sent;
 	else
 		c->tx_packets = c->rx_packets - c->err_down - c->err_too_big -
@@ -384,6 +417,7 @@ int ferry_kpath_tp_attach(struct ferry_port *p)
 		ferry_kpath_tp_detach(p);
 		return err;
 	}
+	p->kfwd_tp_seen = true;
 	return 0;
 }
 
@@ -463,7 +497,7 @@ static void fib_slot_delta(const struct ferry_port *p,
 			   uint64_t *by)
 {
 	uint64_t sent_pk = now->packets - base->packets;
-	uint64_t sent = p->kfwd_tp[1] ? now->sent - base->sent : sent_pk;
+	uint64_t sent = p->kfwd_tp_seen ? now->sent - base->sent : sent_pk;
 
 	if (sent > sent_pk)
 		sent = sent_pk;
@@ -568,20 +602,6 @@ static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
 	return FERRY_PATH_KERNEL;
 }
 
-static int fib_cfg_set(struct ferry_port *p, uint8_t mode)
-{
-	struct ferry_xdp_cfg cfg;
-	uint32_t key = 0;
-	int fd = bpf_map__fd(p->skel->maps.ferry_cfg);
-
-	if (bpf_map_lookup_elem(fd, &key, &cfg))
-		return -errno;
-	if (cfg.kernel_fwd == mode)
-		return 0;
-	cfg.kernel_fwd = mode;
-	return bpf_map_update_elem(fd, &key, &cfg, 0) ? -errno : 0;
-}
-
 /* e into q's egresses: the DEVMAP first, the slot's base, then the
  * egress map the classifier reads. */
 static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
@@ -638,7 +658,7 @@ void ferry_kpath_route_apply(struct ferry *f)
 
 		if (!q->kacct || !q->kacct->fib_on || !q->skel)
 			continue;
-		if (!keep && fib_cfg_set(q, 0))
+		if (!keep && cfg_kernel_fwd(q, 0))
 			log_warn("port %s: cannot turn the kernel path off",
 				 q->name);
 		for (j = 0; j < FERRY_FIB_EGRESS_MAX; j++) {
@@ -677,6 +697,8 @@ void ferry_kpath_route_apply(struct ferry *f)
 		}
 		if (q->kacct && want[i] != FERRY_PATH_KERNEL)
 			q->kacct->fib_on = 0;
+		if (want[i] != FERRY_PATH_KERNEL)
+			kpath_tp_sync(q);
 	}
 	/* Additions, then the classifier's byte. */
 	for (i = 0; i < f->n_ports; i++) {
@@ -691,7 +713,7 @@ void ferry_kpath_route_apply(struct ferry *f)
 				err = fib_egress_add(q, set[j]);
 			if (!err) {
 				q->kacct->fib_on = 1;
-				err = fib_cfg_set(q, FERRY_KFWD_FIB);
+				err = cfg_kernel_fwd(q, FERRY_KFWD_FIB);
 			}
 			if (err) {
 				log_warn(
@@ -703,7 +725,7 @@ void ferry_kpath_route_apply(struct ferry *f)
 					 "up: %s",
 					 strerror(-err));
 				if (q->skel)
-					fib_cfg_set(q, 0);
+					cfg_kernel_fwd(q, 0);
 				want[i] = FERRY_PATH_XSK;
 			}
 		}

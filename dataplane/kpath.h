@@ -106,7 +106,8 @@ int ferry_kpath_lo_forwarding(void);
  * since `stats reset`. */
 void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
 /* Attaches the two tracepoint programs and points them at p (after the
- * skeleton loaded); 0 or -errno. */
+ * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
+ * turns on and detaches them once it is off. */
 int ferry_kpath_tp_attach(struct ferry_port *p);
 void ferry_kpath_tp_detach(struct ferry_port *p);
 

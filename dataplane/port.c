@@ -396,10 +396,10 @@ static int skel_try(struct ferry_port *p, ferry_skel_prep_fn prep, void *arg,
 	err = prep(p, arg);
 	if (!err)
 		err = ferry_xdp_bpf__load(p->skel);
+	/* The kernel path's tracepoints are loaded here and attached only
+	 * while the port forwards on that path (kpath.c). */
 	if (!err && with_tp)
 		err = ferry_port_cpumap_tp_attach(p);
-	if (!err && with_tp)
-		err = ferry_kpath_tp_attach(p);
 	if (err) {
 		bpf_link__destroy(p->cpumap_tp);
 		p->cpumap_tp = NULL;

@@ -83,6 +83,7 @@ struct ferry_port {
 	uint32_t prog_id;
 	struct bpf_link *cpumap_tp;  /* NULL: enqueue drops not measured */
 	struct bpf_link *kfwd_tp[2]; /* redirect_err, devmap_xmit (kpath.c) */
+	bool kfwd_tp_seen; /* they were attached once: xmit_sent is counted */
 	struct ferry_steer_table *steer; /* NULL until the first steer rule */
 	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
