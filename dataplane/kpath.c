@@ -738,34 +738,43 @@ void ferry_kpath_route_apply(struct ferry *f)
 	}
 }
 
-void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
+int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
-	struct ferry_fib_ctr sum = {0};
 	uint32_t key = 0;
-	json_t *o;
 
+	memset(out, 0, sizeof(*out));
 	if (!p->skel || ncpu <= 0 || p->app != FERRY_APP_ROUTE)
-		return;
+		return -ENOENT;
 	{
 		struct ferry_fib_ctr v[ncpu];
 
 		if (bpf_map_lookup_elem(
 			    bpf_map__fd(p->skel->maps.ferry_fib_ctrs), &key, v))
-			return;
+			return -errno;
 		for (i = 0; i < ncpu; i++) {
-#define FSUM(id) sum.id += v[i].id;
+#define FSUM(id) out->id += v[i].id;
 			FERRY_FIB_CTRS(FSUM)
 #undef FSUM
 		}
 	}
+	if (p->kacct) {
+#define FBASE(id) out->id -= p->kacct->fib_base.id;
+		FERRY_FIB_CTRS(FBASE)
+#undef FBASE
+	}
+	return 0;
+}
+
+void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
+{
+	struct ferry_fib_ctr sum;
+	json_t *o;
+
+	if (ferry_kpath_fib_read(p, &sum))
+		return;
 	o = json_object();
-#define FSET(id)                                                               \
-	json_object_set_new(                                                   \
-		o, #id,                                                        \
-		json_integer((                                                 \
-			json_int_t)(sum.id -                                   \
-				    (p->kacct ? p->kacct->fib_base.id : 0))));
+#define FSET(id) json_object_set_new(o, #id, json_integer((json_int_t)sum.id));
 	FERRY_FIB_CTRS(FSET)
 #undef FSET
 	json_object_set_new(k, "fib", o);

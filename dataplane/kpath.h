@@ -105,6 +105,9 @@ int ferry_kpath_lo_forwarding(void);
 /* p's route kernel-path counters (why frames went to a worker) into k,
  * since `stats reset`. */
 void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
+/* The same counters summed over CPUs into out; -ENOENT for a port that is
+ * not a route port with a classifier. */
+int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out);
 /* Attaches the two tracepoint programs and points them at p (after the
  * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
  * turns on and detaches them once it is off. */

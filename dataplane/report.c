@@ -796,6 +796,24 @@ static void kpath_metrics(struct ferry *f, struct sbuf *b)
 	FERRY_KFWD_CTRS(KP_CTR)
 #undef KP_CTR
 #undef KP_FAMILY
+	/* The route kernel path: what stayed in XDP, and why the rest went
+	 * to a worker (stats: paths.kernel.fib). */
+	family(b, "ferry_kpath_fib_total",
+	       "route ports' kernel path: frames forwarded in XDP (fwd) or "
+	       "left to a worker, by reason");
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_fib_ctr fc;
+
+		if (ferry_kpath_fib_read(f->ports[i], &fc))
+			continue;
+#define KP_FIB(id)                                                             \
+	sb_printf(b,                                                           \
+		  "ferry_kpath_fib_total{port=\"%s\",reason=\"" #id            \
+		  "\"} %llu\n",                                                \
+		  f->ports[i]->name, (unsigned long long)fc.id);
+		FERRY_FIB_CTRS(KP_FIB)
+#undef KP_FIB
+	}
 out:
 	free(kc);
 	free(tx);

@@ -100,6 +100,11 @@ assert_ge "p0 kernel tx" 3000 "$(kstat p0 tx_packets)"
 assert_ge "p1 kernel tx" 3000 "$(kstat p1 tx_packets)"
 assert_ge "p0 fib fwd" 3000 "$(fstat p0 fwd)"
 assert_eq "p0 fib fwd_disabled" 0 "$(fstat p0 fwd_disabled)"
+# metrics carry the same split, reasons included
+prom=$(tb_ctlj dut metrics | jq -r .data)
+assert_eq "metrics: p0 fib fwd" "$(fstat p0 fwd)" \
+	"$(awk '$1 == "ferry_kpath_fib_total{port=\"p0\",reason=\"fwd\"}" { print $2 }' <<<"$prom")"
+assert_eq "metrics: p0 fib reasons" 8 "$(grep -c '^ferry_kpath_fib_total{port="p0",' <<<"$prom")"
 # every frame p0 redirected left by p1, and the other way round
 assert_eq "p0 kernel rx = p1 kernel tx" "$(kstat p0 rx_packets)" "$(kstat p1 tx_packets)"
 assert_eq "p1 kernel rx = p0 kernel tx" "$(kstat p1 rx_packets)" "$(kstat p0 tx_packets)"
