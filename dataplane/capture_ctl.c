@@ -31,6 +31,7 @@ struct ferry_cap_run {
 	struct ferry_capture *c;
 	char port[FERRY_NAME_MAX];
 	unsigned dirs;
+	uint64_t cpus; /* of its threads; 0: anywhere */
 	/* A stream's connection, watched by the tick for the client leaving
 	 * (a filter matching nothing would never see EPIPE); -1: a file. */
 	int watch_fd;
@@ -72,6 +73,8 @@ static void xdp_start(struct ferry *f, struct ferry_cap_run *run,
 	xp.ifindex = &ifindex;
 	xp.n_ports = 1;
 	xp.events_fd = bpf_map__fd(p->skel->maps.ferry_cap_events);
+	xp.dir = FERRY_CAP_RX;
+	xp.cpus = run->cpus;
 	run->xdp = ferry_capture_xdp_create(&xp);
 	if (!run->xdp) {
 		log_warn("capture %s: frames dropped in XDP not captured: %s",
@@ -204,9 +207,54 @@ int ferry_capture_n(const struct ferry *f)
 	return n;
 }
 
+/*
+ * The CPUs of a capture's threads: the one asked for, else the daemon's
+ * CPUs that run no worker (a writer waking every millisecond on a worker's
+ * CPU takes that worker off its rings), else anywhere (0). -EINVAL for a
+ * CPU ferryd may not run on.
+ */
+static int cap_cpus(const struct ferry *f, const struct ferry_cap_req *r,
+		    uint64_t *cpus, struct ferry_err *msg)
+{
+	uint64_t allowed = ferry_allowed_cpus();
+
+	if (r->cpu < 0) {
+		*cpus = allowed & ~f->cpumask;
+		return 0;
+	}
+	if (r->cpu >= 64 || !(allowed & (1ull << r->cpu)))
+		return ferry_fail(msg, -EINVAL,
+				  "capture %s: CPU %d is not online or not "
+				  "allowed for ferryd",
+				  r->name, r->cpu);
+	*cpus = 1ull << r->cpu;
+	return 0;
+}
+
+/* "1,3-5", or "any" for no mask. */
+static void cpus_text(uint64_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	int cpu, end;
+
+	snprintf(buf, len, "any");
+	for (cpu = 0; cpu < 64 && n < len; cpu++) {
+		if (!(mask & (1ull << cpu)))
+			continue;
+		for (end = cpu; end + 1 < 64 && (mask & (1ull << (end + 1)));)
+			end++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "",
+				      cpu);
+		if (end > cpu && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "-%d", end);
+		cpu = end;
+	}
+}
+
 int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 			struct ferry_err *msg)
 {
+	uint64_t cpus = 0;
 	struct ferry_capture_params cp = {0};
 	struct ferry_cap_run *run;
 	struct ferry_port *p;
@@ -235,6 +283,8 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 			   r->name, r->port);
 		goto fail_own_fd;
 	}
+	if (cap_cpus(f, r, &cpus, msg))
+		goto fail_own_fd;
 	if (taps_busy(f, r->port, r->dirs ? r->dirs : 1u)) {
 		ferry_errf(msg,
 			   "capture %s: port %s is already captured in that "
@@ -253,6 +303,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	}
 	snprintf(run->port, sizeof(run->port), "%s", p->name);
 	run->dirs = r->dirs ? r->dirs : FERRY_CAP_DIR_BIT(FERRY_CAP_RX);
+	run->cpus = cpus;
 	ports[0] = p->name;
 	cp.name = r->name;
 	cp.filter = r->filter;
@@ -268,6 +319,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
 	cp.app_name = app_name;
+	cp.cpus = cpus;
 	run->watch_fd = -1;
 	if (r->fd >= 0) {
 		run->watch_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
@@ -345,6 +397,7 @@ static json_t *run_json(const struct ferry_cap_run *run)
 	struct ferry_capture_ctrs ct;
 	const uint64_t *v = (const uint64_t *)&ct;
 	json_t *o, *dr;
+	char cpus[64];
 	unsigned i;
 	int st;
 
@@ -375,6 +428,8 @@ static json_t *run_json(const struct ferry_cap_run *run)
 			dr, ferry_capture_counter_name(i) + strlen("dropped_"),
 			json_integer((json_int_t)v[i]));
 	json_object_set_new(o, "dropped", dr);
+	cpus_text(in.cpus, cpus, sizeof(cpus));
+	json_object_set_new(o, "cpus", json_string(cpus));
 	if (run->xdp) {
 		struct ferry_capture_xdp_ctrs xc;
 

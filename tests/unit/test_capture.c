@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <pcap/pcap.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1113,6 +1114,59 @@ static void test_producers(void **state)
 	unlink(path);
 }
 
+/* The capture's threads start on the CPUs asked for, or not at all. */
+static void *affinity_of_self(void *arg)
+{
+	cpu_set_t *set = arg;
+
+	CPU_ZERO(set);
+	pthread_getaffinity_np(pthread_self(), sizeof(*set), set);
+	return NULL;
+}
+
+static void test_thread_cpus(void **state)
+{
+	struct ferry_capture_params p;
+	struct ferry_capture *c;
+	cpu_set_t set, allowed;
+	pthread_t t;
+	char path[64];
+	int cpu, off = -1;
+
+	(void)state;
+	assert_int_equal(
+		ferry_capture_thread(&t, 1ull << 0, affinity_of_self, &set), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_true(CPU_ISSET(0, &set));
+	/* A CPU this process may not run on: nothing starts. */
+	assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (cpu = 63; cpu >= 0 && off < 0; cpu--)
+		if (!CPU_ISSET(cpu, &allowed))
+			off = cpu;
+	if (off >= 0)
+		assert_int_equal(ferry_capture_thread(&t, 1ull << off,
+						      affinity_of_self, &set),
+				 -EINVAL);
+	/* A threaded capture pinned to CPU 0 writes as any other. */
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.manual = false;
+	p.cpus = 1ull << 0;
+	c = cap_create(&p);
+	assert_true(push(ferry_capture_tap(c, 0, 0, FERRY_CAP_RX), T0, 0, 0, 64,
+			 0, 1, 1));
+	assert_int_equal(ferry_capture_stop(c), 0);
+	{
+		struct ferry_capture_info in;
+
+		ferry_capture_info(c, &in);
+		assert_int_equal(in.cpus, 1);
+	}
+	ferry_capture_destroy(c);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1129,6 +1183,7 @@ int main(void)
 		cmocka_unit_test(test_client_gone),
 		cmocka_unit_test(test_xdp_records),
 		cmocka_unit_test(test_producers),
+		cmocka_unit_test(test_thread_cpus),
 	};
 
 	/* A pipe whose reader died must be an error, not a signal. */
