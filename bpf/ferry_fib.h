@@ -33,12 +33,13 @@
 #define AF_INET6 10
 #endif
 
-/* The egress devices, keyed by ifindex: route ports on the kernel path. */
+/* The egress devices, keyed by ifindex: route ports on the kernel path
+ * (with a tx capture's DEVMAP program while one runs: ferry_cap_tx). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, FERRY_FIB_EGRESS_MAX);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct bpf_devmap_val);
 } ferry_fib_dev SEC(".maps");
 
 /* ifindex -> counter slot; an egress is used only while it is here, so

@@ -22,8 +22,10 @@
 #include "capture_xdp.h"
 #include "ferry_abi.h"
 #include "ferry_capture_abi.h"
+#include "ferry_cap_tx.skel.h"
 #include "ferry_xdp.skel.h"
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 
 struct ferry_cap_run {
@@ -39,6 +41,11 @@ struct ferry_cap_run {
 	 * read into the capture's last ring; cfg_fd its switch, -1: none. */
 	struct ferry_capture_xdp *xdp;
 	int cfg_fd;
+	/* tx on the kernel path: the DEVMAP program (ferry_cap_tx.bpf.c)
+	 * set in the entries towards the port, and its records' reader into
+	 * the ring after the XDP side's; NULL: none. */
+	struct ferry_cap_tx_bpf *tx_skel;
+	struct ferry_capture_xdp *tx_xdp;
 };
 
 /* The classifier's capture switch: reasons 0 is off. */
@@ -109,6 +116,82 @@ static void xdp_stop(struct ferry_cap_run *run)
 	run->cfg_fd = -1;
 	ferry_capture_xdp_destroy(run->xdp);
 	run->xdp = NULL;
+}
+
+/*
+ * Starts the kernel path's side of a tx capture on port p: loads the
+ * DEVMAP program (its snaplen in rodata), starts its reader, then puts it
+ * in every DEVMAP entry towards p (kpath.c). Until then, and again after
+ * tx_stop, those entries run no program: a tx capture that is not running
+ * costs the kernel path nothing. Failing is not fatal: the workers' side
+ * still captures, and the log says why.
+ */
+static void tx_start(struct ferry *f, struct ferry_cap_run *run,
+		     struct ferry_port *p, uint32_t snaplen)
+{
+	struct ferry_capture_xdp_params xp = {0};
+	uint32_t ifindex = (uint32_t)p->ifindex;
+	struct ferry_cap_tx_bpf *skel;
+	int err;
+
+	if (!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)) || p->dpdk)
+		return;
+	skel = ferry_cap_tx_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto err_log;
+	}
+	if (!snaplen || snaplen > FERRY_CAP_XDP_SNAP_MAX)
+		snaplen = FERRY_CAP_XDP_SNAP_MAX;
+	skel->rodata->ferry_cap_tx_snaplen = snaplen;
+	err = ferry_cap_tx_bpf__load(skel);
+	if (err)
+		goto err_skel;
+	xp.cap = run->c;
+	xp.producer = (unsigned)f->n_workers + 1;
+	xp.ifindex = &ifindex;
+	xp.n_ports = 1;
+	xp.events_fd = bpf_map__fd(skel->maps.ferry_cap_tx_events);
+	xp.dir = FERRY_CAP_TX;
+	xp.cpus = run->cpus;
+	run->tx_xdp = ferry_capture_xdp_create(&xp);
+	if (!run->tx_xdp) {
+		err = -errno;
+		goto err_skel;
+	}
+	run->tx_skel = skel;
+	err = ferry_kpath_tx_prog(f, p,
+				  bpf_program__fd(skel->progs.ferry_cap_tx));
+	if (err)
+		log_warn("capture %s: some kernel-path frames to %s not "
+			 "captured: %s",
+			 ferry_capture_name(run->c), p->name, strerror(-err));
+	return;
+
+err_skel:
+	ferry_cap_tx_bpf__destroy(skel);
+err_log:
+	log_warn("capture %s: frames the kernel path sends to %s not "
+		 "captured: %s",
+		 ferry_capture_name(run->c), p->name, strerror(-err));
+}
+
+static void tx_stop(struct ferry *f, struct ferry_cap_run *run)
+{
+	struct ferry_port *p = ferry_port_find(f, run->port);
+
+	if (!run->tx_skel)
+		return;
+	/* Out of the entries first, then a grace period: every frame that
+	 * met the program was flushed by the end of its NAPI poll, and its
+	 * record is in the perf buffer the reader drains as it ends. */
+	if (p)
+		ferry_kpath_tx_prog(f, p, 0);
+	ferry_xdp_runs_wait();
+	ferry_capture_xdp_destroy(run->tx_xdp);
+	run->tx_xdp = NULL;
+	ferry_cap_tx_bpf__destroy(run->tx_skel);
+	run->tx_skel = NULL;
 }
 
 static const char *app_name(unsigned app)
@@ -313,8 +396,10 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.dirs = run->dirs;
 	cp.ports = ports;
 	cp.n_ports = 1;
-	/* Every worker (by index), and one for the XDP side. */
-	cp.n_producers = (unsigned)f->n_workers + 1;
+	/* Every worker (by index), one for the XDP side, and for tx one for
+	 * the kernel path's DEVMAP program. */
+	cp.n_producers = (unsigned)f->n_workers + 1 +
+			 !!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX));
 	cp.path = r->fd >= 0 ? NULL : r->path;
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
@@ -348,6 +433,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	}
 	taps_apply(f, run, run->c);
 	xdp_start(f, run, p, r->snaplen);
+	tx_start(f, run, p, r->snaplen);
 	run->next = f->captures;
 	f->captures = run;
 	log_info("capture %s: started on %s", r->name, p->name);
@@ -365,6 +451,7 @@ static int run_end(struct ferry *f, struct ferry_cap_run **pp)
 	int rc;
 
 	xdp_stop(run);
+	tx_stop(f, run);
 	taps_apply(f, run, NULL);
 	*pp = run->next;
 	rc = ferry_capture_destroy(run->c);
@@ -389,6 +476,22 @@ int ferry_capture_stop_name(struct ferry *f, const char *name,
 		log_warn("capture %s: output ended with %s", name,
 			 strerror(-rc));
 	return 0;
+}
+
+/* An XDP reader's counters: the classifier's (rx), the DEVMAP's (tx). */
+static void xdp_json(json_t *o, const char *key,
+		     const struct ferry_capture_xdp *x)
+{
+	struct ferry_capture_xdp_ctrs xc;
+
+	if (!x)
+		return;
+	ferry_capture_xdp_ctrs(x, &xc);
+	json_object_set_new(o, key,
+			    json_pack("{s:I, s:I, s:I}", "records",
+				      (json_int_t)xc.records, "queued",
+				      (json_int_t)xc.queued, "lost",
+				      (json_int_t)xc.lost));
 }
 
 static json_t *run_json(const struct ferry_cap_run *run)
@@ -430,16 +533,8 @@ static json_t *run_json(const struct ferry_cap_run *run)
 	json_object_set_new(o, "dropped", dr);
 	cpus_text(in.cpus, cpus, sizeof(cpus));
 	json_object_set_new(o, "cpus", json_string(cpus));
-	if (run->xdp) {
-		struct ferry_capture_xdp_ctrs xc;
-
-		ferry_capture_xdp_ctrs(run->xdp, &xc);
-		json_object_set_new(o, "xdp",
-				    json_pack("{s:I, s:I, s:I}", "records",
-					      (json_int_t)xc.records, "queued",
-					      (json_int_t)xc.queued, "lost",
-					      (json_int_t)xc.lost));
-	}
+	xdp_json(o, "xdp", run->xdp);
+	xdp_json(o, "xdp_tx", run->tx_xdp);
 	return o;
 }
 

@@ -165,6 +165,9 @@ void ferry_capture_xdp_destroy(struct ferry_capture_xdp *x)
 	if (x->pb) {
 		__atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(x->thread, NULL);
+		/* What came since its last poll: this thread is the ring's
+		 * producer now that the poller is gone. */
+		perf_buffer__consume(x->pb);
 		perf_buffer__free(x->pb);
 	}
 	free(x);

@@ -38,3 +38,26 @@ print(len(frames))
 cap_count() {
 	grep -ao -- "$2" "$1" | wc -l
 }
+
+# cap_devmap_progs FERRYD PORT MAP: the program ids held by the entries of
+# DEVMAP MAP (ferry_tx_dev, ferry_fib_dev) in the classifier of PORT (on
+# ferryd FERRYD's netns), one per line, 0 for an entry with none. Found by
+# the program attached to the port's interface, as map names repeat across
+# ferryds.
+cap_devmap_progs() {
+	local fd=$1 port=$2 name=$3 ifn pid mid
+	ifn=$(tb_ctlj "$fd" port show "$port" | jq -r '.data[0].ifname')
+	pid=$(ip -n "$(tb_nsname "$fd")" -j -d link show dev "$ifn" |
+		jq -r '.[0].xdp.prog.id // (.[0].xdp.attached[0].prog.id)')
+	for mid in $(bpftool -j prog show id "$pid" | jq -r '.map_ids[]'); do
+		[[ $(bpftool -j map show id "$mid" | jq -r .name) == "$name" ]] || continue
+		# The value as BTF shows it, or its raw bytes: the id is the
+		# second 32-bit word (struct bpf_devmap_val).
+		bpftool -j map dump id "$mid" | jq -r '.[] |
+			if (.formatted // null) != null then .formatted.value.bpf_prog.id
+			elif (.value | type) == "object" then .value.bpf_prog.id
+			else ([.value[4:8][] | ltrimstr("0x")] | reverse | join("")) as $h
+				| ($h | explode | map(if . >= 97 then . - 87 else . - 48 end)
+				| reduce .[] as $d (0; . * 16 + $d)) end'
+	done
+}
