@@ -191,6 +191,9 @@ __noinline int ferry_fib_fwd(struct xdp_md *ctx, const struct ferry_pkt *pkt)
 		return -1;
 	}
 	s = *slot;
+	/* An rx capture sees the frame as received: here, before the
+	 * rewrite, where only a failed redirect can still turn it back. */
+	cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 
 	/* The helper does not touch the frame; the pointers are reloaded
 	 * for the verifier's sake all the same. */

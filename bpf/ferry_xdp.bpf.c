@@ -815,9 +815,9 @@ static __always_inline int fib_path(struct xdp_md *ctx,
 	int ret = ferry_fib_fwd(ctx, pkt);
 
 	if (ret == XDP_REDIRECT) {
+		/* (captured by ferry_fib_fwd, before its rewrite) */
 		ferry_csum_complete(ctx, pkt);
 		count(FERRY_R_DEV_REDIRECT, bytes);
-		cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 	} else if (ret >= 0) {
 		count(FERRY_R_DROP_NO_DEV, bytes);
 		cap_xdp(ctx, FERRY_R_DROP_NO_DEV, XDP_DROP);

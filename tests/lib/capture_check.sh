@@ -39,25 +39,28 @@ cap_count() {
 	grep -ao -- "$2" "$1" | wc -l
 }
 
-# cap_devmap_progs FERRYD PORT MAP: the program ids held by the entries of
-# DEVMAP MAP (ferry_tx_dev, ferry_fib_dev) in the classifier of PORT (on
-# ferryd FERRYD's netns), one per line, 0 for an entry with none. Found by
-# the program attached to the port's interface, as map names repeat across
-# ferryds.
+# cap_devmap_progs FERRYD PORT MAP [IFINDEX]: the program ids held by the
+# entries of DEVMAP MAP (ferry_tx_dev, ferry_fib_dev) in the classifier of
+# PORT (ferryd FERRYD, in the netns of that name), one per line, 0 for an
+# entry with none; with IFINDEX, only the entries towards that egress.
+# Found by the program attached to the port's interface: map names repeat
+# across ferryds.
 cap_devmap_progs() {
-	local fd=$1 port=$2 name=$3 ifn pid mid
+	local fd=$1 port=$2 name=$3 want=${4:-} ifn pid mid
 	ifn=$(tb_ctlj "$fd" port show "$port" | jq -r '.data[0].ifname')
 	pid=$(ip -n "$(tb_nsname "$fd")" -j -d link show dev "$ifn" |
 		jq -r '.[0].xdp.prog.id // (.[0].xdp.attached[0].prog.id)')
 	for mid in $(bpftool -j prog show id "$pid" | jq -r '.map_ids[]'); do
 		[[ $(bpftool -j map show id "$mid" | jq -r .name) == "$name" ]] || continue
-		# The value as BTF shows it, or its raw bytes: the id is the
-		# second 32-bit word (struct bpf_devmap_val).
-		bpftool -j map dump id "$mid" | jq -r '.[] |
-			if (.formatted // null) != null then .formatted.value.bpf_prog.id
-			elif (.value | type) == "object" then .value.bpf_prog.id
-			else ([.value[4:8][] | ltrimstr("0x")] | reverse | join("")) as $h
-				| ($h | explode | map(if . >= 97 then . - 87 else . - 48 end)
-				| reduce .[] as $d (0; . * 16 + $d)) end'
+		# struct bpf_devmap_val: {ifindex, program id}, as BTF shows
+		# it or as raw little-endian bytes.
+		bpftool -j map dump id "$mid" | jq -r --arg want "$want" '
+			def word(b): [b[] | ltrimstr("0x")] | reverse | join("")
+				| explode | map(if . >= 97 then . - 87 else . - 48 end)
+				| reduce .[] as $d (0; . * 16 + $d);
+			.[] | (.formatted.value // .value) as $v
+			| if ($v | type) == "object" then [$v.ifindex, $v.bpf_prog.id]
+			  else [word($v[0:4]), word($v[4:8])] end
+			| select($want == "" or (.[0] | tostring) == $want) | .[1]'
 	done
 }

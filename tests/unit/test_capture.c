@@ -1041,6 +1041,54 @@ static void test_xdp_records(void **state)
 	unlink(path);
 }
 
+/* Records of the kernel path's DEVMAP program: the egress's tx side. */
+static void test_xdp_tx_records(void **state)
+{
+	static const uint32_t ifindex[] = {7, 9};
+	struct ferry_capture_xdp_params xp = {.producer = 2,
+					      .ifindex = ifindex,
+					      .n_ports = 2,
+					      .events_fd = -1,
+					      .dir = FERRY_CAP_TX};
+	struct ferry_capture_params p;
+	struct ferry_capture_xdp *x;
+	struct ferry_cap_xdp_rec rec;
+	struct ferry_capture *c;
+	uint8_t s[sizeof(rec) + 64];
+	char path[64];
+	struct ng *g;
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.n_ports = 2;
+	p.dirs = FERRY_CAP_BOTH;
+	p.n_producers = 3; /* a worker, the classifier's, the DEVMAP's */
+	c = cap_create(&p);
+	xp.cap = c;
+	x = ferry_capture_xdp_create(&xp);
+	assert_non_null(x);
+	rec = (struct ferry_cap_xdp_rec){.ts_ns = T0,
+					 .ifindex = 9,
+					 .reason = FERRY_R_DEV_REDIRECT,
+					 .action = 2 /* XDP_PASS */,
+					 .orig_len = 64,
+					 .cap_len = 64};
+	memcpy(s, &rec, sizeof(rec));
+	cf_build_udp(s + sizeof(rec), 64, 0, 1, 53);
+	assert_int_equal(ferry_capture_xdp_feed(x, s, sizeof(s)), 0);
+	ferry_capture_xdp_destroy(x);
+	assert_int_equal(ferry_capture_stop(c), 0);
+	ferry_capture_destroy(c);
+
+	g = ng_file(path);
+	assert_int_equal(g->n_pkts, 1);
+	assert_string_equal(g->ifname[g->pkts[0].if_id], "p1-tx");
+	assert_string_equal(g->pkts[0].comment, "queue=0 xdp=dev_redirect");
+	free(g);
+	unlink(path);
+}
+
 /* Producers on their own threads against the writer thread (TSan). */
 struct prod_arg {
 	const struct ferry_capture_tap *t;
@@ -1182,6 +1230,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_client_gone),
 		cmocka_unit_test(test_xdp_records),
+		cmocka_unit_test(test_xdp_tx_records),
 		cmocka_unit_test(test_producers),
 		cmocka_unit_test(test_thread_cpus),
 	};
