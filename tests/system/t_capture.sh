@@ -81,7 +81,7 @@ done
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 # A client that goes away while nothing matches: the tick sees it too.
 # (ferryctl itself in the background: kill reaches it, not a subshell)
-"$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 filter "udp port 7777" \
+"$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 filter "udp port 7777" cpu 0 \
 	-w "$TB_RUN/none.pcapng" &
 spid=$!
 for ((i = 0; i < 50; i++)); do
