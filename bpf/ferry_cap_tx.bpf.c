@@ -20,8 +20,10 @@
  * XDP_PASS (transmit), rx_queue what the DEVMAP rebuilt (0).
  *
  * xdp.frags: the kernel lets a DEVMAP entry hold only a program that
- * agrees on frags with the map's owner, the classifier (xdp.frags); with
- * it a multi-buffer (jumbo) frame goes through with the program attached.
+ * agrees on frags with the map's owner, the classifier (xdp.frags): the
+ * same program as plain xdp/devmap is refused with EINVAL (measured on
+ * 6.18). With it a multi-buffer (jumbo) frame goes through with the
+ * program attached (t_capture_tx_jumbo).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
