@@ -69,7 +69,7 @@ struct ferry_cap_xdp_cfg {
 /* One captured frame; cap_len bytes of it follow. */
 struct ferry_cap_xdp_rec {
 	__u64 ts_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 ifindex;	/* ingress interface */
+	__u32 ifindex;	/* ingress; the egress in ferry_cap_tx's (dir tx) */
 	__u32 rx_queue; /* ctx->rx_queue_index */
 	__u16 reason;	/* enum ferry_reason (ferry_abi.h) */
 	__u16 action;	/* the XDP verdict: XDP_DROP, XDP_PASS, XDP_REDIRECT */

@@ -33,12 +33,13 @@
 #define AF_INET6 10
 #endif
 
-/* The egress devices, keyed by ifindex: route ports on the kernel path. */
+/* The egress devices, keyed by ifindex: route ports on the kernel path
+ * (with a tx capture's DEVMAP program while one runs: ferry_cap_tx). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, FERRY_FIB_EGRESS_MAX);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct bpf_devmap_val);
 } ferry_fib_dev SEC(".maps");
 
 /* ifindex -> counter slot; an egress is used only while it is here, so
@@ -190,6 +191,9 @@ __noinline int ferry_fib_fwd(struct xdp_md *ctx, const struct ferry_pkt *pkt)
 		return -1;
 	}
 	s = *slot;
+	/* An rx capture sees the frame as received: here, before the
+	 * rewrite, where only a failed redirect can still turn it back. */
+	cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 
 	/* The helper does not touch the frame; the pointers are reloaded
 	 * for the verifier's sake all the same. */

@@ -95,12 +95,13 @@ struct {
  * tracepoint fires for every CPUMAP on the host. */
 __u32 ferry_cpu_map_id;
 
-/* The in-kernel xconnect path (ferry_abi.h): the egress device. */
+/* The in-kernel xconnect path (ferry_abi.h): the egress device, and the
+ * DEVMAP program of a tx capture on it while one runs (ferry_cap_tx). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
 	__uint(max_entries, FERRY_DEV_SLOTS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct bpf_devmap_val);
 } ferry_tx_dev SEC(".maps");
 
 struct {
@@ -871,9 +872,9 @@ static __always_inline int fib_path(struct xdp_md *ctx,
 	int ret = ferry_fib_fwd(ctx, pkt);
 
 	if (ret == XDP_REDIRECT) {
+		/* (captured by ferry_fib_fwd, before its rewrite) */
 		csum_fix(ctx, pkt);
 		count(FERRY_R_DEV_REDIRECT, bytes);
-		cap_xdp(ctx, FERRY_R_DEV_REDIRECT, XDP_REDIRECT);
 	} else if (ret >= 0) {
 		count(FERRY_R_DROP_NO_DEV, bytes);
 		cap_xdp(ctx, FERRY_R_DROP_NO_DEV, XDP_DROP);

@@ -5,6 +5,7 @@
  * Captures are runtime state: `show config` and `save` leave them out.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,8 @@ struct cap_params {
 	uint64_t dirs;
 	const char *filter;
 	uint64_t snaplen, count, rate;
+	uint64_t cpu;
+	bool cpu_given;
 	const char *file;
 };
 
@@ -47,7 +50,13 @@ static const uint64_t dir_vals[] = {FERRY_CAP_DIR_BIT(FERRY_CAP_RX),
 	 .metavar = "N", .help = "stop after N frames (0: no limit)"},         \
 	{"rate", CTL_OPT_U64, 0, .off = offsetof(struct cap_params, rate),     \
 	 .size = sizeof(uint64_t), .min = 0, .max = 100000000,                 \
-	 .metavar = "PPS", .help = "frames per second at most (0: no cap)"}
+	 .metavar = "PPS", .help = "frames per second at most (0: no cap)"},  \
+	{"cpu", CTL_OPT_U64, CTL_OPT_GIVEN,                                    \
+	 .off = offsetof(struct cap_params, cpu), .size = sizeof(uint64_t),   \
+	 .max = 1023, .metavar = "N",                                          \
+	 .given_off = offsetof(struct cap_params, cpu_given),                  \
+	 .help = "the CPU of the capture's threads (default: the CPUs no "     \
+		 "worker is pinned to)"}
 
 static const struct ctl_opt start_rows[] = {
 	{NULL, CTL_OPT_NAME, CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
@@ -118,6 +127,7 @@ static int cmd_capture_start(void *ctx, int argc, char **argv, json_t **data,
 	r.snaplen = (uint32_t)p.snaplen;
 	r.count = p.count;
 	r.rate_pps = p.rate;
+	r.cpu = p.cpu_given ? (int)p.cpu : -1;
 	r.path = p.file;
 	rc = ferry_capture_start(CMD_F(ctx), &r, err);
 	if (rc)
@@ -156,6 +166,7 @@ static int cmd_capture_stream(void *ctx, int argc, char **argv, json_t **data,
 	r.snaplen = (uint32_t)p.snaplen;
 	r.count = p.count;
 	r.rate_pps = p.rate;
+	r.cpu = p.cpu_given ? (int)p.cpu : -1;
 	r.fd = fd;
 	r.own_fd = true;
 	return ferry_capture_start(CMD_F(ctx), &r, err);

@@ -112,6 +112,7 @@ struct ferry_capture {
 	int64_t mono_to_real;
 	uint32_t flush_ms;
 	const char *(*app_name)(unsigned app);
+	uint64_t cpus; /* the writer's; 0: anywhere */
 	pthread_t writer;
 	bool writer_running;
 	bool stopped;
@@ -429,9 +430,14 @@ static void *writer_main(void *arg)
 			last_flush = now;
 			dirty = false;
 		}
-		if (n)
+		/* Straight back only while a ring had a batch's worth: a
+		 * drain that took a few frames of a trickle (a 1% capture)
+		 * would otherwise come back at once for the next one or two,
+		 * spinning at the producers' rate; with the nap, the rings
+		 * (~32k small frames each) hold what 1 ms brings. */
+		if (n >= CAP_WRITE_BATCH)
 			continue;
-		if (c->count &&
+		if (!n && c->count &&
 		    __atomic_load_n(&c->state, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_load_n(&c->taken, __ATOMIC_RELAXED) >= c->count) {
 			/* Done once the granted copies are out: flush them so
@@ -586,6 +592,31 @@ static void capture_free(struct ferry_capture *c)
 	free(c);
 }
 
+int ferry_capture_thread(pthread_t *t, uint64_t cpus, void *(*fn)(void *),
+			 void *arg)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err, i;
+
+	err = pthread_attr_init(&attr);
+	if (err)
+		return -err;
+	if (cpus) {
+		/* Set on the attributes, not by the thread itself: it never
+		 * runs a drain on a worker's CPU, even once. */
+		CPU_ZERO(&set);
+		for (i = 0; i < 64; i++)
+			if (cpus & (1ull << i))
+				CPU_SET(i, &set);
+		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	if (!err)
+		err = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -err;
+}
+
 struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 					   struct ferry_err *msg)
 {
@@ -647,8 +678,9 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 		goto err_out;
 	c->mono_to_real =
 		(int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	c->cpus = p->cpus;
 	if (!p->manual) {
-		err = -pthread_create(&c->writer, NULL, writer_main, c);
+		err = ferry_capture_thread(&c->writer, p->cpus, writer_main, c);
 		if (err) {
 			ferry_fail(msg, err, "capture: writer thread: %s",
 				   strerror(-err));
@@ -721,6 +753,7 @@ void ferry_capture_info(const struct ferry_capture *c,
 		.ports = (const char *const *)c->port_names,
 		.bytes = c->out ? ferry_pcapng_bytes(c->out) : c->bytes_final,
 		.state = ferry_capture_state(c),
+		.cpus = c->cpus,
 	};
 }
 

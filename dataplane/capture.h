@@ -49,6 +49,7 @@
 #ifndef FERRY_CAPTURE_H
 #define FERRY_CAPTURE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,6 +130,9 @@ struct ferry_capture_params {
 	bool own_fd;
 	/* No writer thread: the caller drains (ferry_capture_drain). */
 	bool manual;
+	/* CPUs the writer thread runs on (bit i: CPU i); 0: anywhere. The
+	 * caller checks them (an offline CPU fails create with EINVAL). */
+	uint64_t cpus;
 	/* Evaluate the filter with libpcap's bpf_filter() instead of
 	 * capture_filter.c (same answers, slower: bench/capture.sh's
 	 * baseline). */
@@ -251,6 +255,7 @@ struct ferry_capture_info {
 	const char *const *ports; /* copies, valid until destroy */
 	uint64_t bytes;		  /* handed to the output so far */
 	int state;		  /* ferry_capture_state() */
+	uint64_t cpus;		  /* the writer's CPUs; 0: anywhere */
 };
 
 void ferry_capture_info(const struct ferry_capture *c,
@@ -269,6 +274,14 @@ void ferry_capture_ctrs(const struct ferry_capture *c,
 int ferry_capture_state(const struct ferry_capture *c);
 
 const char *ferry_capture_name(const struct ferry_capture *c);
+
+/*
+ * Starts one of a capture's threads (the writer, an XDP reader) already
+ * pinned to cpus (0: anywhere), so it never runs elsewhere: 0 or -errno
+ * (-EINVAL for a CPU that is not online), nothing started on failure.
+ */
+int ferry_capture_thread(pthread_t *t, uint64_t cpus, void *(*fn)(void *),
+			 void *arg);
 const char *ferry_capture_counter_name(unsigned i);
 
 /*

@@ -22,8 +22,10 @@
 #include "capture_xdp.h"
 #include "ferry_abi.h"
 #include "ferry_capture_abi.h"
+#include "ferry_cap_tx.skel.h"
 #include "ferry_xdp.skel.h"
 #include "ferry_int.h"
+#include "kpath.h"
 #include "log.h"
 
 struct ferry_cap_run {
@@ -31,6 +33,7 @@ struct ferry_cap_run {
 	struct ferry_capture *c;
 	char port[FERRY_NAME_MAX];
 	unsigned dirs;
+	uint64_t cpus; /* of its threads; 0: anywhere */
 	/* A stream's connection, watched by the tick for the client leaving
 	 * (a filter matching nothing would never see EPIPE); -1: a file. */
 	int watch_fd;
@@ -38,6 +41,11 @@ struct ferry_cap_run {
 	 * read into the capture's last ring; cfg_fd its switch, -1: none. */
 	struct ferry_capture_xdp *xdp;
 	int cfg_fd;
+	/* tx on the kernel path: the DEVMAP program (ferry_cap_tx.bpf.c)
+	 * set in the entries towards the port, and its records' reader into
+	 * the ring after the XDP side's; NULL: none. */
+	struct ferry_cap_tx_bpf *tx_skel;
+	struct ferry_capture_xdp *tx_xdp;
 };
 
 /* The classifier's capture switch: reasons 0 is off. */
@@ -72,6 +80,8 @@ static void xdp_start(struct ferry *f, struct ferry_cap_run *run,
 	xp.ifindex = &ifindex;
 	xp.n_ports = 1;
 	xp.events_fd = bpf_map__fd(p->skel->maps.ferry_cap_events);
+	xp.dir = FERRY_CAP_RX;
+	xp.cpus = run->cpus;
 	run->xdp = ferry_capture_xdp_create(&xp);
 	if (!run->xdp) {
 		log_warn("capture %s: frames dropped in XDP not captured: %s",
@@ -106,6 +116,82 @@ static void xdp_stop(struct ferry_cap_run *run)
 	run->cfg_fd = -1;
 	ferry_capture_xdp_destroy(run->xdp);
 	run->xdp = NULL;
+}
+
+/*
+ * Starts the kernel path's side of a tx capture on port p: loads the
+ * DEVMAP program (its snaplen in rodata), starts its reader, then puts it
+ * in every DEVMAP entry towards p (kpath.c). Until then, and again after
+ * tx_stop, those entries run no program: a tx capture that is not running
+ * costs the kernel path nothing. Failing is not fatal: the workers' side
+ * still captures, and the log says why.
+ */
+static void tx_start(struct ferry *f, struct ferry_cap_run *run,
+		     struct ferry_port *p, uint32_t snaplen)
+{
+	struct ferry_capture_xdp_params xp = {0};
+	uint32_t ifindex = (uint32_t)p->ifindex;
+	struct ferry_cap_tx_bpf *skel;
+	int err;
+
+	if (!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)) || p->dpdk)
+		return;
+	skel = ferry_cap_tx_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto err_log;
+	}
+	if (!snaplen || snaplen > FERRY_CAP_XDP_SNAP_MAX)
+		snaplen = FERRY_CAP_XDP_SNAP_MAX;
+	skel->rodata->ferry_cap_tx_snaplen = snaplen;
+	err = ferry_cap_tx_bpf__load(skel);
+	if (err)
+		goto err_skel;
+	xp.cap = run->c;
+	xp.producer = (unsigned)f->n_workers + 1;
+	xp.ifindex = &ifindex;
+	xp.n_ports = 1;
+	xp.events_fd = bpf_map__fd(skel->maps.ferry_cap_tx_events);
+	xp.dir = FERRY_CAP_TX;
+	xp.cpus = run->cpus;
+	run->tx_xdp = ferry_capture_xdp_create(&xp);
+	if (!run->tx_xdp) {
+		err = -errno;
+		goto err_skel;
+	}
+	run->tx_skel = skel;
+	err = ferry_kpath_tx_prog(f, p,
+				  bpf_program__fd(skel->progs.ferry_cap_tx));
+	if (err)
+		log_warn("capture %s: some kernel-path frames to %s not "
+			 "captured: %s",
+			 ferry_capture_name(run->c), p->name, strerror(-err));
+	return;
+
+err_skel:
+	ferry_cap_tx_bpf__destroy(skel);
+err_log:
+	log_warn("capture %s: frames the kernel path sends to %s not "
+		 "captured: %s",
+		 ferry_capture_name(run->c), p->name, strerror(-err));
+}
+
+static void tx_stop(struct ferry *f, struct ferry_cap_run *run)
+{
+	struct ferry_port *p = ferry_port_find(f, run->port);
+
+	if (!run->tx_skel)
+		return;
+	/* Out of the entries first, then a grace period: every frame that
+	 * met the program was flushed by the end of its NAPI poll, and its
+	 * record is in the perf buffer the reader drains as it ends. */
+	if (p)
+		ferry_kpath_tx_prog(f, p, 0);
+	ferry_xdp_runs_wait();
+	ferry_capture_xdp_destroy(run->tx_xdp);
+	run->tx_xdp = NULL;
+	ferry_cap_tx_bpf__destroy(run->tx_skel);
+	run->tx_skel = NULL;
 }
 
 static const char *app_name(unsigned app)
@@ -204,9 +290,54 @@ int ferry_capture_n(const struct ferry *f)
 	return n;
 }
 
+/*
+ * The CPUs of a capture's threads: the one asked for, else the daemon's
+ * CPUs that run no worker (a writer waking every millisecond on a worker's
+ * CPU takes that worker off its rings), else anywhere (0). -EINVAL for a
+ * CPU ferryd may not run on.
+ */
+static int cap_cpus(const struct ferry *f, const struct ferry_cap_req *r,
+		    uint64_t *cpus, struct ferry_err *msg)
+{
+	uint64_t allowed = ferry_allowed_cpus();
+
+	if (r->cpu < 0) {
+		*cpus = allowed & ~f->cpumask;
+		return 0;
+	}
+	if (r->cpu >= 64 || !(allowed & (1ull << r->cpu)))
+		return ferry_fail(msg, -EINVAL,
+				  "capture %s: CPU %d is not online or not "
+				  "allowed for ferryd",
+				  r->name, r->cpu);
+	*cpus = 1ull << r->cpu;
+	return 0;
+}
+
+/* "1,3-5", or "any" for no mask. */
+static void cpus_text(uint64_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	int cpu, end;
+
+	snprintf(buf, len, "any");
+	for (cpu = 0; cpu < 64 && n < len; cpu++) {
+		if (!(mask & (1ull << cpu)))
+			continue;
+		for (end = cpu; end + 1 < 64 && (mask & (1ull << (end + 1)));)
+			end++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "",
+				      cpu);
+		if (end > cpu && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "-%d", end);
+		cpu = end;
+	}
+}
+
 int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 			struct ferry_err *msg)
 {
+	uint64_t cpus = 0;
 	struct ferry_capture_params cp = {0};
 	struct ferry_cap_run *run;
 	struct ferry_port *p;
@@ -235,6 +366,8 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 			   r->name, r->port);
 		goto fail_own_fd;
 	}
+	if (cap_cpus(f, r, &cpus, msg))
+		goto fail_own_fd;
 	if (taps_busy(f, r->port, r->dirs ? r->dirs : 1u)) {
 		ferry_errf(msg,
 			   "capture %s: port %s is already captured in that "
@@ -253,6 +386,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	}
 	snprintf(run->port, sizeof(run->port), "%s", p->name);
 	run->dirs = r->dirs ? r->dirs : FERRY_CAP_DIR_BIT(FERRY_CAP_RX);
+	run->cpus = cpus;
 	ports[0] = p->name;
 	cp.name = r->name;
 	cp.filter = r->filter;
@@ -262,12 +396,15 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.dirs = run->dirs;
 	cp.ports = ports;
 	cp.n_ports = 1;
-	/* Every worker (by index), and one for the XDP side. */
-	cp.n_producers = (unsigned)f->n_workers + 1;
+	/* Every worker (by index), one for the XDP side, and for tx one for
+	 * the kernel path's DEVMAP program. */
+	cp.n_producers = (unsigned)f->n_workers + 1 +
+			 !!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX));
 	cp.path = r->fd >= 0 ? NULL : r->path;
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
 	cp.app_name = app_name;
+	cp.cpus = cpus;
 	run->watch_fd = -1;
 	if (r->fd >= 0) {
 		run->watch_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
@@ -296,6 +433,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	}
 	taps_apply(f, run, run->c);
 	xdp_start(f, run, p, r->snaplen);
+	tx_start(f, run, p, r->snaplen);
 	run->next = f->captures;
 	f->captures = run;
 	log_info("capture %s: started on %s", r->name, p->name);
@@ -313,6 +451,7 @@ static int run_end(struct ferry *f, struct ferry_cap_run **pp)
 	int rc;
 
 	xdp_stop(run);
+	tx_stop(f, run);
 	taps_apply(f, run, NULL);
 	*pp = run->next;
 	rc = ferry_capture_destroy(run->c);
@@ -339,12 +478,29 @@ int ferry_capture_stop_name(struct ferry *f, const char *name,
 	return 0;
 }
 
+/* An XDP reader's counters: the classifier's (rx), the DEVMAP's (tx). */
+static void xdp_json(json_t *o, const char *key,
+		     const struct ferry_capture_xdp *x)
+{
+	struct ferry_capture_xdp_ctrs xc;
+
+	if (!x)
+		return;
+	ferry_capture_xdp_ctrs(x, &xc);
+	json_object_set_new(o, key,
+			    json_pack("{s:I, s:I, s:I}", "records",
+				      (json_int_t)xc.records, "queued",
+				      (json_int_t)xc.queued, "lost",
+				      (json_int_t)xc.lost));
+}
+
 static json_t *run_json(const struct ferry_cap_run *run)
 {
 	struct ferry_capture_info in;
 	struct ferry_capture_ctrs ct;
 	const uint64_t *v = (const uint64_t *)&ct;
 	json_t *o, *dr;
+	char cpus[64];
 	unsigned i;
 	int st;
 
@@ -375,16 +531,10 @@ static json_t *run_json(const struct ferry_cap_run *run)
 			dr, ferry_capture_counter_name(i) + strlen("dropped_"),
 			json_integer((json_int_t)v[i]));
 	json_object_set_new(o, "dropped", dr);
-	if (run->xdp) {
-		struct ferry_capture_xdp_ctrs xc;
-
-		ferry_capture_xdp_ctrs(run->xdp, &xc);
-		json_object_set_new(o, "xdp",
-				    json_pack("{s:I, s:I, s:I}", "records",
-					      (json_int_t)xc.records, "queued",
-					      (json_int_t)xc.queued, "lost",
-					      (json_int_t)xc.lost));
-	}
+	cpus_text(in.cpus, cpus, sizeof(cpus));
+	json_object_set_new(o, "cpus", json_string(cpus));
+	xdp_json(o, "xdp", run->xdp);
+	xdp_json(o, "xdp_tx", run->tx_xdp);
 	return o;
 }
 

@@ -27,6 +27,9 @@ struct ferry_cap_req {
 	const char *filter; /* NULL/"": every frame */
 	uint32_t snaplen;   /* 0: the default */
 	uint64_t count, rate_pps;
+	/* The CPU of the capture's threads (writer, XDP reader); -1: the
+	 * CPUs no worker is pinned to, or anywhere when there are none. */
+	int cpu;
 	const char *path; /* or fd >= 0 (own_fd: closed by the capture) */
 	int fd;
 	bool own_fd;

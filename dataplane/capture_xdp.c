@@ -22,7 +22,7 @@
 struct ferry_capture_xdp {
 	struct ferry_capture_xdp_ctrs c;
 	struct ferry_capture *cap;
-	/* per port: ifindex and the rx tap of this consumer's ring */
+	/* per port: ifindex and the tap (rx, or tx) of this consumer's ring */
 	uint32_t ifindex[FERRY_CAP_MAX_PORTS];
 	struct ferry_capture_tap *tap[FERRY_CAP_MAX_PORTS];
 	unsigned n_ports;
@@ -126,8 +126,7 @@ ferry_capture_xdp_create(const struct ferry_capture_xdp_params *p)
 	x->n_ports = p->n_ports;
 	for (i = 0; i < p->n_ports; i++) {
 		x->ifindex[i] = p->ifindex[i];
-		x->tap[i] =
-			ferry_capture_tap(p->cap, p->producer, i, FERRY_CAP_RX);
+		x->tap[i] = ferry_capture_tap(p->cap, p->producer, i, p->dir);
 	}
 	if (p->events_fd < 0)
 		return x;
@@ -138,7 +137,7 @@ ferry_capture_xdp_create(const struct ferry_capture_xdp_params *p)
 		err = errno;
 		goto err_free;
 	}
-	err = pthread_create(&x->thread, NULL, poll_main, x);
+	err = -ferry_capture_thread(&x->thread, p->cpus, poll_main, x);
 	if (err)
 		goto err_pb;
 	return x;
@@ -166,6 +165,9 @@ void ferry_capture_xdp_destroy(struct ferry_capture_xdp *x)
 	if (x->pb) {
 		__atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(x->thread, NULL);
+		/* What came since its last poll: this thread is the ring's
+		 * producer now that the poller is gone. */
+		perf_buffer__consume(x->pb);
 		perf_buffer__free(x->pb);
 	}
 	free(x);

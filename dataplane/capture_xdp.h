@@ -44,6 +44,11 @@ struct ferry_capture_xdp_params {
 	unsigned n_ports;
 	int events_fd;	/* ferry_cap_events map; < 0: feed only */
 	unsigned pages; /* perf buffer pages per CPU; 0: 64 */
+	/* The records' direction: RX from the classifier (ifindex: the
+	 * ingress), TX from the DEVMAP program of bpf/ferry_cap_tx.bpf.c
+	 * (ifindex: the egress). */
+	enum ferry_cap_dir dir;
+	uint64_t cpus; /* the polling thread's CPUs; 0: anywhere */
 };
 
 /* NULL + errno. Starts the polling thread when events_fd >= 0. */

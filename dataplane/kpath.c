@@ -145,11 +145,12 @@ static void kpath_tp_sync(struct ferry_port *p)
 
 static int kpath_on(struct ferry_port *p)
 {
-	uint32_t key = 0, ifindex = (uint32_t)p->peer->ifindex;
+	struct bpf_devmap_val v = ferry_kpath_dev_val(p->peer);
+	uint32_t key = 0;
 	int err;
 
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_tx_dev), &key,
-				&ifindex, 0))
+				&v, 0))
 		return -errno;
 	err = cfg_kernel_fwd(p, FERRY_KFWD_DEV);
 	return err;
@@ -608,6 +609,7 @@ static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
 {
 	struct ferry_kpath_acct *a = q->kacct;
 	uint32_t ifx = (uint32_t)e->ifindex, i;
+	struct bpf_devmap_val v;
 
 	for (i = 0; i < FERRY_FIB_EGRESS_MAX; i++)
 		if (a->fib[i].ifindex == e->ifindex)
@@ -616,8 +618,9 @@ static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
 		;
 	if (i == FERRY_FIB_EGRESS_MAX)
 		return -ENOSPC;
+	v = ferry_kpath_dev_val(e);
 	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_dev), &ifx,
-				&ifx, 0))
+				&v, 0))
 		return -errno;
 	fib_slot_read(q, i, &a->fib[i].base);
 	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_egress),
@@ -822,5 +825,53 @@ int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
 	err = ferry_app_set(f, port, FERRY_APP_ROUTE, NULL, msg);
 	if (err)
 		p->path_req = old;
+	return err;
+}
+
+/* ---- a tx capture on the kernel path (capture_ctl.c) ---- */
+
+struct bpf_devmap_val ferry_kpath_dev_val(const struct ferry_port *e)
+{
+	struct bpf_devmap_val v = {.ifindex = (uint32_t)e->ifindex};
+
+	if (e->kacct && e->kacct->tx_prog_fd > 0)
+		v.bpf_prog.fd = e->kacct->tx_prog_fd;
+	return v;
+}
+
+/* Rewrites fd's entry key if it holds egress e (a DEVMAP reads back the
+ * program's id, not its fd: the value is written whole). */
+static int dev_entry_set(int fd, uint32_t key, const struct ferry_port *e)
+{
+	struct bpf_devmap_val old, v = ferry_kpath_dev_val(e);
+
+	if (bpf_map_lookup_elem(fd, &key, &old) ||
+	    old.ifindex != (uint32_t)e->ifindex)
+		return 0;
+	return bpf_map_update_elem(fd, &key, &v, BPF_EXIST) ? -errno : 0;
+}
+
+int ferry_kpath_tx_prog(struct ferry *f, struct ferry_port *e, int prog_fd)
+{
+	struct ferry_kpath_acct *a = acct(e);
+	int i, err = 0, rc;
+
+	if (!a)
+		return -ENOMEM;
+	a->tx_prog_fd = prog_fd > 0 ? prog_fd : 0;
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *q = f->ports[i];
+
+		if (!q->skel)
+			continue;
+		rc = dev_entry_set(bpf_map__fd(q->skel->maps.ferry_tx_dev), 0,
+				   e);
+		if (!err)
+			err = rc;
+		rc = dev_entry_set(bpf_map__fd(q->skel->maps.ferry_fib_dev),
+				   (uint32_t)e->ifindex, e);
+		if (!err)
+			err = rc;
+	}
 	return err;
 }

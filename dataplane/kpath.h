@@ -18,6 +18,7 @@
 #define FERRY_KPATH_H
 
 #include <jansson.h>
+#include <linux/bpf.h>
 #include <stdint.h>
 
 #include "ferry.h"
@@ -57,6 +58,9 @@ struct ferry_kpath_acct {
 	/* rates, from the last tick (raw counters, so a reset is no jump) */
 	uint64_t prev_rx, prev_tx;
 	double rx_pps, tx_pps;
+	/* as egress: the DEVMAP program of a running tx capture (0: none),
+	 * in every kernel-path entry towards this port */
+	int tx_prog_fd;
 };
 
 /*
@@ -108,6 +112,17 @@ void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
 /* The same counters summed over CPUs into out; -ENOENT for a port that is
  * not a route port with a classifier. */
 int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out);
+/*
+ * A tx capture on port e (bpf/ferry_cap_tx.bpf.c): puts prog_fd (0: none)
+ * in every DEVMAP entry that sends to e (xconnect's ferry_tx_dev, the
+ * route ports' ferry_fib_dev) and keeps it there across path and route
+ * changes while it is set. Clearing it, the caller waits a grace period
+ * (ferry_xdp_runs_wait) before closing the program's reader. 0 or the
+ * first -errno (the other entries are still tried).
+ */
+int ferry_kpath_tx_prog(struct ferry *f, struct ferry_port *e, int prog_fd);
+/* The DEVMAP value for egress e: its ifindex and that program, if any. */
+struct bpf_devmap_val ferry_kpath_dev_val(const struct ferry_port *e);
 /* Attaches the two tracepoint programs and points them at p (after the
  * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
  * turns on and detaches them once it is off. */

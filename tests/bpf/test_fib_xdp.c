@@ -163,6 +163,7 @@ static void route_port(struct env *e, bool egress)
 		.kernel_fwd = FERRY_KFWD_FIB,
 	};
 	uint32_t key = 0, ifx = (uint32_t)e->ifindex, slot = 3;
+	struct bpf_devmap_val dv = {.ifindex = ifx};
 	int fd = bpf_map__fd(e->skel->maps.ferry_fib_egress);
 
 	assert_int_equal(
@@ -171,7 +172,7 @@ static void route_port(struct env *e, bool egress)
 		0);
 	assert_int_equal(
 		bpf_map_update_elem(bpf_map__fd(e->skel->maps.ferry_fib_dev),
-				    &ifx, &ifx, 0),
+				    &ifx, &dv, 0),
 		0);
 	if (egress)
 		assert_int_equal(bpf_map_update_elem(fd, &ifx, &slot, 0), 0);

@@ -38,3 +38,29 @@ print(len(frames))
 cap_count() {
 	grep -ao -- "$2" "$1" | wc -l
 }
+
+# cap_devmap_progs FERRYD PORT MAP [IFINDEX]: the program ids held by the
+# entries of DEVMAP MAP (ferry_tx_dev, ferry_fib_dev) in the classifier of
+# PORT (ferryd FERRYD, in the netns of that name), one per line, 0 for an
+# entry with none; with IFINDEX, only the entries towards that egress.
+# Found by the program attached to the port's interface: map names repeat
+# across ferryds.
+cap_devmap_progs() {
+	local fd=$1 port=$2 name=$3 want=${4:-} ifn pid mid
+	ifn=$(tb_ctlj "$fd" port show "$port" | jq -r '.data[0].ifname')
+	pid=$(ip -n "$(tb_nsname "$fd")" -j -d link show dev "$ifn" |
+		jq -r '.[0].xdp.prog.id // (.[0].xdp.attached[0].prog.id)')
+	for mid in $(bpftool -j prog show id "$pid" | jq -r '.map_ids[]'); do
+		[[ $(bpftool -j map show id "$mid" | jq -r .name) == "$name" ]] || continue
+		# struct bpf_devmap_val: {ifindex, program id}, as BTF shows
+		# it or as raw little-endian bytes.
+		bpftool -j map dump id "$mid" | jq -r --arg want "$want" '
+			def word(b): [b[] | ltrimstr("0x")] | reverse | join("")
+				| explode | map(if . >= 97 then . - 87 else . - 48 end)
+				| reduce .[] as $d (0; . * 16 + $d);
+			.[] | (.formatted.value // .value) as $v
+			| if ($v | type) == "object" then [$v.ifindex, $v.bpf_prog.id]
+			  else [word($v[0:4]), word($v[4:8])] end
+			| select($want == "" or (.[0] | tostring) == $want) | .[1]'
+	done
+}

@@ -29,6 +29,14 @@ tb_wait_quiet dut
 show=$(tb_do dut capture show)
 echo "show: $show"
 assert_json '.data[0].matched' 500 "$show"
+# The worker is on CPU 1: by default the capture's threads are not.
+cpus=$(jq -r '.data[0].cpus' <<<"$show")
+if (($(nproc) > 1)); then
+	[[ $cpus != any ]] || tb_die "capture threads unpinned with a CPU free"
+	for r in ${cpus//,/ }; do
+		((${r%-*} > 1 || ${r#*-} < 1)) || tb_die "capture threads on the worker's CPU: $cpus"
+	done
+fi
 tb_do dut capture stop half >/dev/null
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 assert_eq "tcpdump count" 500 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
@@ -73,7 +81,7 @@ done
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 # A client that goes away while nothing matches: the tick sees it too.
 # (ferryctl itself in the background: kill reaches it, not a subshell)
-"$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 filter "udp port 7777" \
+"$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 filter "udp port 7777" cpu 0 \
 	-w "$TB_RUN/none.pcapng" &
 spid=$!
 for ((i = 0; i < 50; i++)); do
@@ -147,8 +155,13 @@ bad "already captured" capture start c port p0 file "$TB_RUN/b4.pcapng"
 tb_do dut capture stop b >/dev/null
 bad "no capture b" capture stop b
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
-# Runtime state only: not in the configuration.
-tb_do dut capture start k port p0 file "$TB_RUN/k.pcapng" >/dev/null
+bad "CPU 999 is not online" capture start b port p0 cpu 999 file "$TB_RUN/b5.pcapng"
+[[ ! -e $TB_RUN/b5.pcapng ]] || tb_die "a bad cpu left a file"
+assert_json '.data | length' 0 "$(tb_do dut capture show)"
+# Runtime state only: not in the configuration. Its threads on CPU 0.
+tb_do dut capture start k port p0 cpu 0 file "$TB_RUN/k.pcapng" >/dev/null
+assert_json '.data[0].cpus' 0 "$(tb_do dut capture show)"
+tb_ctl dut capture show | grep -q 'cpus' || tb_die "capture show: no cpus in the human view"
 if tb_ctl dut show config | grep -q capture; then
 	tb_die "show config carries a capture"
 fi

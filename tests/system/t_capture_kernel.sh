@@ -6,6 +6,9 @@
 # one flow. The file holds that flow's 500 frames, byte for byte as sent and
 # in order, each with its verdict xdp=dev_redirect; the sink still gets all
 # 1000 (the capture takes copies); the frames stayed on the kernel path.
+# The same on p1 dir tx: the DEVMAP entry runs the capture's program while
+# it runs (frames as sent, all of them, the kernel-path counters still
+# counting) and none once it stops.
 # Then the same on path xsk, for the verdict the worker gives (app=xconnect).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -71,6 +74,48 @@ assert_eq "kernel: dev_redirect comments" 500 "$(cap_count "$f" 'xdp=dev_redirec
 assert_eq "kernel: p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
 assert_eq "kernel: p0 xsk rx" 0 "$(xstat p0 rx_packets)"
 assert_eq "kernel: still path kernel" kernel "$(path)"
+
+# ---- dir tx on the egress: the DEVMAP entry's program, only while it runs ----
+progs() { cap_devmap_progs dut p0 ferry_tx_dev; }
+assert_eq "no program in the DEVMAP entry before" 0 "$(progs)"
+f="$TB_RUN/ktx.pcapng"
+tb_do dut stats reset >/dev/null
+tb_do dut capture start ktx port p1 dir tx filter "udp and src port 1024" \
+	file "$f" >/dev/null
+[[ $(progs) =~ ^[1-9][0-9]*$ ]] || tb_die "no program in the DEVMAP entry: $(progs)"
+# A path switch while it runs: the entry written again keeps the program.
+tb_do dut xconnect add p0 p1 path xsk >/dev/null
+tb_do dut xconnect add p0 p1 path kernel >/dev/null
+assert_eq "path" kernel "$(path)"
+[[ $(progs) =~ ^[1-9][0-9]*$ ]] || tb_die "switched: no program in the entry: $(progs)"
+tb_capture_start sink s0 "$TB_RUN/sink-ktx" --count 1000 --timeout 60 --verify-gen 128
+tb_do gen gen start g0 count 1000 rate 10000 size 128 flows 2 >/dev/null
+tb_wait_gen_done gen g0 30
+tb_capture_wait "$TB_RUN/sink-ktx"
+tb_wait_quiet dut
+assert_json .received 1000 "$TB_CAP"
+assert_json .bad 0 "$TB_CAP"
+for ((i = 0; i < 50; i++)); do
+	show=$(tb_do dut capture show)
+	[[ $(jq '.data[0].written' <<<"$show") == 500 ]] && break
+	sleep 0.1
+done
+echo "show: $show"
+assert_json '.data[0].matched' 500 "$show"
+assert_json '.data[0].written' 500 "$show"
+assert_json '.data[0].xdp_tx.records' 1000 "$show"
+assert_json '.data[0].xdp_tx.lost' 0 "$show"
+# With the program in the entry the kernel-path counters still count.
+assert_eq "ktx: p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
+assert_eq "ktx: p1 kernel tx" 1000 "$(kstat p1 tx_packets)"
+assert_eq "ktx: p1 tx" 1000 "$(tb_stat dut p1 tx_packets)"
+tb_do dut capture stop ktx >/dev/null
+# Off: the entry holds no program again (the kernel path runs nothing).
+assert_eq "no program in the DEVMAP entry after" 0 "$(progs)"
+assert_eq "ktx: tcpdump count" 500 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
+assert_eq "ktx: frames as sent" 500 "$(cap_check_frames "$f" 1024 128)"
+assert_eq "ktx: dev_redirect comments" 500 "$(cap_count "$f" 'xdp=dev_redirect')"
+assert_eq "ktx: interface p1-tx" 1 "$(cap_count "$f" 'p1-tx')"
 
 tb_do dut xconnect add p0 p1 path xsk >/dev/null
 assert_eq "path" xsk "$(path)"

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <pcap/pcap.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1040,6 +1041,54 @@ static void test_xdp_records(void **state)
 	unlink(path);
 }
 
+/* Records of the kernel path's DEVMAP program: the egress's tx side. */
+static void test_xdp_tx_records(void **state)
+{
+	static const uint32_t ifindex[] = {7, 9};
+	struct ferry_capture_xdp_params xp = {.producer = 2,
+					      .ifindex = ifindex,
+					      .n_ports = 2,
+					      .events_fd = -1,
+					      .dir = FERRY_CAP_TX};
+	struct ferry_capture_params p;
+	struct ferry_capture_xdp *x;
+	struct ferry_cap_xdp_rec rec;
+	struct ferry_capture *c;
+	uint8_t s[sizeof(rec) + 64];
+	char path[64];
+	struct ng *g;
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.n_ports = 2;
+	p.dirs = FERRY_CAP_BOTH;
+	p.n_producers = 3; /* a worker, the classifier's, the DEVMAP's */
+	c = cap_create(&p);
+	xp.cap = c;
+	x = ferry_capture_xdp_create(&xp);
+	assert_non_null(x);
+	rec = (struct ferry_cap_xdp_rec){.ts_ns = T0,
+					 .ifindex = 9,
+					 .reason = FERRY_R_DEV_REDIRECT,
+					 .action = 2 /* XDP_PASS */,
+					 .orig_len = 64,
+					 .cap_len = 64};
+	memcpy(s, &rec, sizeof(rec));
+	cf_build_udp(s + sizeof(rec), 64, 0, 1, 53);
+	assert_int_equal(ferry_capture_xdp_feed(x, s, sizeof(s)), 0);
+	ferry_capture_xdp_destroy(x);
+	assert_int_equal(ferry_capture_stop(c), 0);
+	ferry_capture_destroy(c);
+
+	g = ng_file(path);
+	assert_int_equal(g->n_pkts, 1);
+	assert_string_equal(g->ifname[g->pkts[0].if_id], "p1-tx");
+	assert_string_equal(g->pkts[0].comment, "queue=0 xdp=dev_redirect");
+	free(g);
+	unlink(path);
+}
+
 /* Producers on their own threads against the writer thread (TSan). */
 struct prod_arg {
 	const struct ferry_capture_tap *t;
@@ -1113,6 +1162,59 @@ static void test_producers(void **state)
 	unlink(path);
 }
 
+/* The capture's threads start on the CPUs asked for, or not at all. */
+static void *affinity_of_self(void *arg)
+{
+	cpu_set_t *set = arg;
+
+	CPU_ZERO(set);
+	pthread_getaffinity_np(pthread_self(), sizeof(*set), set);
+	return NULL;
+}
+
+static void test_thread_cpus(void **state)
+{
+	struct ferry_capture_params p;
+	struct ferry_capture *c;
+	cpu_set_t set, allowed;
+	pthread_t t;
+	char path[64];
+	int cpu, off = -1;
+
+	(void)state;
+	assert_int_equal(
+		ferry_capture_thread(&t, 1ull << 0, affinity_of_self, &set), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_true(CPU_ISSET(0, &set));
+	/* A CPU this process may not run on: nothing starts. */
+	assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (cpu = 63; cpu >= 0 && off < 0; cpu--)
+		if (!CPU_ISSET(cpu, &allowed))
+			off = cpu;
+	if (off >= 0)
+		assert_int_equal(ferry_capture_thread(&t, 1ull << off,
+						      affinity_of_self, &set),
+				 -EINVAL);
+	/* A threaded capture pinned to CPU 0 writes as any other. */
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.manual = false;
+	p.cpus = 1ull << 0;
+	c = cap_create(&p);
+	assert_true(push(ferry_capture_tap(c, 0, 0, FERRY_CAP_RX), T0, 0, 0, 64,
+			 0, 1, 1));
+	assert_int_equal(ferry_capture_stop(c), 0);
+	{
+		struct ferry_capture_info in;
+
+		ferry_capture_info(c, &in);
+		assert_int_equal(in.cpus, 1);
+	}
+	ferry_capture_destroy(c);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1128,7 +1230,9 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_client_gone),
 		cmocka_unit_test(test_xdp_records),
+		cmocka_unit_test(test_xdp_tx_records),
 		cmocka_unit_test(test_producers),
+		cmocka_unit_test(test_thread_cpus),
 	};
 
 	/* A pipe whose reader died must be an error, not a signal. */
