@@ -64,3 +64,17 @@ cap_devmap_progs() {
 			| select($want == "" or (.[0] | tostring) == $want) | .[1]'
 	done
 }
+
+# cap_show_until JQ [NAME]: polls NAME's (default dut) `capture show` until
+# the jq condition JQ holds of it (5 s at most: the XDP records come through
+# a perf buffer its reader polls, captures end on the daemon's 1 s tick);
+# prints the last reply either way, for the asserts that follow.
+cap_show_until() {
+	local cond=$1 name=${2:-dut} show i
+	for ((i = 0; i < 50; i++)); do
+		show=$(tb_do "$name" capture show)
+		jq -e "$cond" <<<"$show" >/dev/null && break
+		sleep 0.1
+	done
+	printf '%s\n' "$show"
+}

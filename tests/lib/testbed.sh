@@ -869,3 +869,21 @@ tb_routed_ping() {
 	ip -n "$dut" neigh >&2
 	return 1
 }
+
+# tb_pshow NAME PORT FIELD: FIELD of `port show PORT` on NAME's ferryd
+# (path, path_why, ...); empty when it has none.
+tb_pshow() {
+	tb_ctlj "$1" port show "$2" | jq -r ".data[0].$3 // empty"
+}
+
+# tb_kstat / tb_xstat NAME PORT FIELD: PORT's counter FIELD on the kernel
+# path (stats paths.kernel, e.g. rx_packets, fib.fwd) or on the AF_XDP path
+# (paths.xsk); 0 when absent.
+tb_kstat() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" \
+		"[.data.ports[] | select(.name == \$p) | .paths.kernel.$3] | first // 0"
+}
+tb_xstat() {
+	tb_ctlj "$1" stats | jq -r --arg p "$2" \
+		"[.data.ports[] | select(.name == \$p) | .paths.xsk.$3] | first // 0"
+}

@@ -50,10 +50,7 @@ tb_do gen gen start g0 count 300 rate 20000 size 128 flows 2 >/dev/null
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut
 # count reached: the tick ends the capture by itself.
-for ((i = 0; i < 50; i++)); do
-	[[ $(tb_do dut capture show | jq '.data | length') == 0 ]] && break
-	sleep 0.1
-done
+cap_show_until '.data | length == 0' >/dev/null
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 assert_eq "tx count" 100 "$(tcpdump -nn -r "$f" 2>/dev/null | wc -l)"
 
@@ -64,36 +61,24 @@ out="$TB_RUN/stream.txt"
 	filter "udp and src port 1025" -w - |
 	tcpdump -nn -r - -c 20 >"$out" 2>/dev/null) &
 spid=$!
-for ((i = 0; i < 50; i++)); do
-	[[ $(tb_do dut capture show | jq '.data | length') == 1 ]] && break
-	sleep 0.1
-done
+cap_show_until '.data | length == 1' >/dev/null
 assert_json '.data[0].output' stream "$(tb_do dut capture show)"
 tb_do gen gen start g0 count 200 rate 2000 size 128 flows 2 >/dev/null
 tb_wait_gen_done gen g0 30
 wait "$spid"
 assert_eq "streamed frames" 20 "$(grep -c '\.1025 >' "$out")"
 # tcpdump left after 20: ferryctl ends, the tick ends the capture.
-for ((i = 0; i < 50; i++)); do
-	[[ $(tb_do dut capture show | jq '.data | length') == 0 ]] && break
-	sleep 0.1
-done
+cap_show_until '.data | length == 0' >/dev/null
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 # A client that goes away while nothing matches: the tick sees it too.
 # (ferryctl itself in the background: kill reaches it, not a subshell)
 "$FERRYCTL" -s "$TB_RUN/dut.sock" capture p0 filter "udp port 7777" cpu 0 \
 	-w "$TB_RUN/none.pcapng" &
 spid=$!
-for ((i = 0; i < 50; i++)); do
-	[[ $(tb_do dut capture show | jq '.data | length') == 1 ]] && break
-	sleep 0.1
-done
+cap_show_until '.data | length == 1' >/dev/null
 kill -INT "$spid"
 wait "$spid" || true
-for ((i = 0; i < 50; i++)); do
-	[[ $(tb_do dut capture show | jq '.data | length') == 0 ]] && break
-	sleep 0.1
-done
+cap_show_until '.data | length == 0' >/dev/null
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 tcpdump -r "$TB_RUN/none.pcapng" >/dev/null 2>&1 || tb_die "the streamed file does not read"
 # A stream's errors come back as errors.

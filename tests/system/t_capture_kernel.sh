@@ -34,10 +34,7 @@ tb_do sink workers 0 >/dev/null
 tb_do sink port add s0 dev "$S0" default pass >/dev/null
 tb_do dut xconnect add p0 p1 path kernel >/dev/null
 
-path() { tb_ctlj dut port show p0 | jq -r '.data[0].path // empty'; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
-xstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.xsk.$2] | first // 0"; }
-assert_eq "path" kernel "$(path)"
+assert_eq "path" kernel "$(tb_pshow dut p0 path)"
 
 # run TAG: 1000 frames, two flows, captured on p0 rx (flow 1024 only) and
 # at the sink (all of them, byte-exact); leaves the file in $TB_RUN/TAG.pcapng.
@@ -54,11 +51,7 @@ run() {
 	assert_json .received 1000 "$TB_CAP"
 	assert_json .bad 0 "$TB_CAP"
 	# The XDP records come through a perf buffer its reader polls.
-	for ((i = 0; i < 50; i++)); do
-		show=$(tb_do dut capture show)
-		[[ $(jq '.data[0].written' <<<"$show") == 500 ]] && break
-		sleep 0.1
-	done
+	show=$(cap_show_until '.data[0].written == 500')
 	echo "show: $show"
 	assert_json '.data[0].matched' 500 "$show"
 	assert_json '.data[0].written' 500 "$show"
@@ -71,9 +64,9 @@ run() {
 run kernel
 f="$TB_RUN/kernel.pcapng"
 assert_eq "kernel: dev_redirect comments" 500 "$(cap_count "$f" 'xdp=dev_redirect')"
-assert_eq "kernel: p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
-assert_eq "kernel: p0 xsk rx" 0 "$(xstat p0 rx_packets)"
-assert_eq "kernel: still path kernel" kernel "$(path)"
+assert_eq "kernel: p0 kernel rx" 1000 "$(tb_kstat dut p0 rx_packets)"
+assert_eq "kernel: p0 xsk rx" 0 "$(tb_xstat dut p0 rx_packets)"
+assert_eq "kernel: still path kernel" kernel "$(tb_pshow dut p0 path)"
 
 # ---- dir tx on the egress: the DEVMAP entry's program, only while it runs ----
 progs() { cap_devmap_progs dut p0 ferry_tx_dev; }
@@ -86,7 +79,7 @@ tb_do dut capture start ktx port p1 dir tx filter "udp and src port 1024" \
 # A path switch while it runs: the entry written again keeps the program.
 tb_do dut xconnect add p0 p1 path xsk >/dev/null
 tb_do dut xconnect add p0 p1 path kernel >/dev/null
-assert_eq "path" kernel "$(path)"
+assert_eq "path" kernel "$(tb_pshow dut p0 path)"
 [[ $(progs) =~ ^[1-9][0-9]*$ ]] || tb_die "switched: no program in the entry: $(progs)"
 tb_capture_start sink s0 "$TB_RUN/sink-ktx" --count 1000 --timeout 60 --verify-gen 128
 tb_do gen gen start g0 count 1000 rate 10000 size 128 flows 2 >/dev/null
@@ -95,19 +88,15 @@ tb_capture_wait "$TB_RUN/sink-ktx"
 tb_wait_quiet dut
 assert_json .received 1000 "$TB_CAP"
 assert_json .bad 0 "$TB_CAP"
-for ((i = 0; i < 50; i++)); do
-	show=$(tb_do dut capture show)
-	[[ $(jq '.data[0].written' <<<"$show") == 500 ]] && break
-	sleep 0.1
-done
+show=$(cap_show_until '.data[0].written == 500')
 echo "show: $show"
 assert_json '.data[0].matched' 500 "$show"
 assert_json '.data[0].written' 500 "$show"
 assert_json '.data[0].xdp_tx.records' 1000 "$show"
 assert_json '.data[0].xdp_tx.lost' 0 "$show"
 # With the program in the entry the kernel-path counters still count.
-assert_eq "ktx: p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
-assert_eq "ktx: p1 kernel tx" 1000 "$(kstat p1 tx_packets)"
+assert_eq "ktx: p0 kernel rx" 1000 "$(tb_kstat dut p0 rx_packets)"
+assert_eq "ktx: p1 kernel tx" 1000 "$(tb_kstat dut p1 tx_packets)"
 assert_eq "ktx: p1 tx" 1000 "$(tb_stat dut p1 tx_packets)"
 tb_do dut capture stop ktx >/dev/null
 # Off: the entry holds no program again (the kernel path runs nothing).
@@ -118,11 +107,11 @@ assert_eq "ktx: dev_redirect comments" 500 "$(cap_count "$f" 'xdp=dev_redirect')
 assert_eq "ktx: interface p1-tx" 1 "$(cap_count "$f" 'p1-tx')"
 
 tb_do dut xconnect add p0 p1 path xsk >/dev/null
-assert_eq "path" xsk "$(path)"
+assert_eq "path" xsk "$(tb_pshow dut p0 path)"
 run xsk
 f="$TB_RUN/xsk.pcapng"
 assert_eq "xsk: app comments" 500 "$(cap_count "$f" 'app=xconnect')"
 assert_eq "xsk: no dev_redirect" 0 "$(cap_count "$f" 'xdp=dev_redirect')"
-assert_eq "xsk: p0 xsk rx" 1000 "$(xstat p0 rx_packets)"
+assert_eq "xsk: p0 xsk rx" 1000 "$(tb_xstat dut p0 rx_packets)"
 assert_json '.data | length' 0 "$(tb_do dut capture show)"
 tb_log "ok"

@@ -30,10 +30,8 @@ tb_do dut port add p0 dev "$D0" >/dev/null
 tb_do dut port add p1 dev "$D1" >/dev/null
 tb_do dut route p0 path kernel >/dev/null
 tb_do dut route p1 path kernel >/dev/null
-pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
-assert_eq "p0 path" kernel "$(pshow p0 path)"
-assert_eq "p1 path" kernel "$(pshow p1 path)"
+assert_eq "p0 path" kernel "$(tb_pshow dut p0 path)"
+assert_eq "p1 path" kernel "$(tb_pshow dut p1 path)"
 # neighbours resolved (the first frames go to the worker for that)
 tb_routed_ping dut "$cli" 10.86.2.1 >/dev/null
 
@@ -48,7 +46,7 @@ tb_do dut capture start rtx port p1 dir tx filter "$want" file "$TB_RUN/tx.pcapn
 # written again with the program.
 tb_do dut route p1 path xsk >/dev/null
 tb_do dut route p1 path kernel >/dev/null
-assert_eq "p1 path" kernel "$(pshow p1 path)"
+assert_eq "p1 path" kernel "$(tb_pshow dut p1 path)"
 [[ $(progs) =~ ^[1-9][0-9]*$ ]] || tb_die "re-added: no program in the entry: $(progs)"
 tb_routed_ping dut "$cli" 10.86.2.1 >/dev/null
 tb_do dut stats reset >/dev/null
@@ -56,12 +54,8 @@ out=$(ip netns exec "$cli" ping -c 10 -i 0.05 -W 2 10.86.2.1 || true)
 echo "$out"
 assert_match "10 echo replies" "10 received" "$out"
 tb_wait_quiet dut
-assert_ge "p0 kernel rx (the requests took the kernel path)" 10 "$(kstat p0 rx_packets)"
-for ((i = 0; i < 50; i++)); do
-	show=$(tb_do dut capture show)
-	[[ $(jq '[.data[].written] | min' <<<"$show") -ge 11 ]] && break
-	sleep 0.1
-done
+assert_ge "p0 kernel rx (the requests took the kernel path)" 10 "$(tb_kstat dut p0 rx_packets)"
+show=$(cap_show_until '[.data[].written] | min >= 11')
 echo "show: $show"
 tb_do dut capture stop rin >/dev/null
 tb_do dut capture stop rtx >/dev/null

@@ -20,10 +20,8 @@ ip netns exec "$(tb_nsname cli)" ethtool -K "$C0" gro on >/dev/null
 ip netns exec "$(tb_nsname srv)" ethtool -K "$S0" gro on >/dev/null
 tb_do dut xconnect add p0 p1 path kernel >/dev/null
 tb_do dut xconnect add p1 p0 path kernel >/dev/null
-pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
-assert_eq "p0 path" kernel "$(pshow p0 path)"
-assert_eq "p1 path" kernel "$(pshow p1 path)"
+assert_eq "p0 path" kernel "$(tb_pshow dut p0 path)"
+assert_eq "p1 path" kernel "$(tb_pshow dut p1 path)"
 
 f="$TB_RUN/jumbo.pcapng"
 tb_do dut capture start j port p1 dir tx filter "icmp" file "$f" >/dev/null
@@ -33,13 +31,9 @@ out=$(ip netns exec "$(tb_nsname cli)" ping -c 3 -i 0.2 -W 2 -s 8972 -M "do" 10.
 echo "$out"
 assert_match "9000-byte pings answered with the program in the entry" "3 received" "$out"
 tb_wait_quiet dut
-assert_ge "p0 kernel rx" 3 "$(kstat p0 rx_packets)"
-assert_ge "p1 kernel tx" 3 "$(kstat p1 tx_packets)"
-for ((i = 0; i < 50; i++)); do
-	show=$(tb_do dut capture show)
-	[[ $(jq '.data[0].written' <<<"$show") -ge 3 ]] && break
-	sleep 0.1
-done
+assert_ge "p0 kernel rx" 3 "$(tb_kstat dut p0 rx_packets)"
+assert_ge "p1 kernel tx" 3 "$(tb_kstat dut p1 tx_packets)"
+show=$(cap_show_until '.data[0].written >= 3')
 echo "show: $show"
 tb_do dut capture stop j >/dev/null
 assert_eq "no program in the entry after" 0 "$(cap_devmap_progs dut p0 ferry_tx_dev)"

@@ -27,10 +27,7 @@ tb_do dut workers 1 >/dev/null
 tb_do dut port add p0 dev "$D0" >/dev/null
 tb_do dut port add p1 dev "$D1" >/dev/null
 
-pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
-xstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.xsk.$2] | first // 0"; }
-fstat() { kstat "$1" "fib.$2"; }
+fstat() { tb_kstat dut "$1" "fib.$2"; }
 kfwd() { # frames the dut's kernel forwarded itself: must stay 0
 	ip netns exec "$dut" cat /proc/net/snmp /proc/net/snmp6 |
 		awk '/^Ip: [0-9]/ { n += $7 } /^Ip6OutForwDatagrams/ { n += $2 } END { print n + 0 }'
@@ -39,21 +36,21 @@ kfwd() { # frames the dut's kernel forwarded itself: must stay 0
 # the precondition missing: auto keeps xsk and says why; kernel refused
 tb_do dut route p0 >/dev/null
 tb_do dut route p1 >/dev/null
-assert_eq "auto without lo forwarding" xsk "$(pshow p0 path)"
-assert_match "why" "lo.forwarding" "$(pshow p0 path_why)"
+assert_eq "auto without lo forwarding" xsk "$(tb_pshow dut p0 path)"
+assert_match "why" "lo.forwarding" "$(tb_pshow dut p0 path_why)"
 out=$(tb_ctlj dut route p0 path kernel 2>&1 || true)
 echo "$out"
 assert_match "path kernel refused with the fix" "sysctl -w net.ipv4.conf.lo.forwarding=1" "$out"
-assert_eq "still xsk" xsk "$(pshow p0 path)"
+assert_eq "still xsk" xsk "$(tb_pshow dut p0 path)"
 
 # lo forwards nothing from the wire: the ports' own knobs stay off
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
 assert_eq "d0 forwarding stays off" 0 "$(ip netns exec "$dut" sysctl -n net.ipv4.conf."$D0".forwarding)"
 tb_do dut route p0 path kernel >/dev/null
 tb_do dut route p1 path kernel >/dev/null
-assert_eq "p0 path kernel" kernel "$(pshow p0 path)"
-assert_eq "p1 path kernel" kernel "$(pshow p1 path)"
-echo "p0: $(pshow p0 path_why)"
+assert_eq "p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+assert_eq "p1 path kernel" kernel "$(tb_pshow dut p1 path)"
+echo "p0: $(tb_pshow dut p0 path_why)"
 h=$(tb_ctl dut port show p0)
 printf '%s\n' "$h"
 assert_eq "port show: no JSON in the human view" 0 "$(grep -c '[{}]' <<<"$h" || true)"
@@ -94,10 +91,10 @@ tcpx srv cli '[fd89:1::1]' 7104
 st=$(tb_ctlj dut stats)
 echo "p0 kernel path: $(jq -c '.data.ports[0].paths.kernel' <<<"$st")"
 echo "p1 kernel path: $(jq -c '.data.ports[1].paths.kernel' <<<"$st")"
-assert_ge "p0 kernel rx" 3000 "$(kstat p0 rx_packets)"
-assert_ge "p1 kernel rx" 3000 "$(kstat p1 rx_packets)"
-assert_ge "p0 kernel tx" 3000 "$(kstat p0 tx_packets)"
-assert_ge "p1 kernel tx" 3000 "$(kstat p1 tx_packets)"
+assert_ge "p0 kernel rx" 3000 "$(tb_kstat dut p0 rx_packets)"
+assert_ge "p1 kernel rx" 3000 "$(tb_kstat dut p1 rx_packets)"
+assert_ge "p0 kernel tx" 3000 "$(tb_kstat dut p0 tx_packets)"
+assert_ge "p1 kernel tx" 3000 "$(tb_kstat dut p1 tx_packets)"
 assert_ge "p0 fib fwd" 3000 "$(fstat p0 fwd)"
 assert_eq "p0 fib fwd_disabled" 0 "$(fstat p0 fwd_disabled)"
 # metrics carry the same split, reasons included
@@ -106,16 +103,16 @@ assert_eq "metrics: p0 fib fwd" "$(fstat p0 fwd)" \
 	"$(awk '$1 == "ferry_kpath_fib_total{port=\"p0\",reason=\"fwd\"}" { print $2 }' <<<"$prom")"
 assert_eq "metrics: p0 fib reasons" 8 "$(grep -c '^ferry_kpath_fib_total{port="p0",' <<<"$prom")"
 # every frame p0 redirected left by p1, and the other way round
-assert_eq "p0 kernel rx = p1 kernel tx" "$(kstat p0 rx_packets)" "$(kstat p1 tx_packets)"
-assert_eq "p1 kernel rx = p0 kernel tx" "$(kstat p1 rx_packets)" "$(kstat p0 tx_packets)"
-assert_eq "p0 dev_redirect is the kernel rx" "$(kstat p0 rx_packets)" \
+assert_eq "p0 kernel rx = p1 kernel tx" "$(tb_kstat dut p0 rx_packets)" "$(tb_kstat dut p1 tx_packets)"
+assert_eq "p1 kernel rx = p0 kernel tx" "$(tb_kstat dut p1 rx_packets)" "$(tb_kstat dut p0 tx_packets)"
+assert_eq "p0 dev_redirect is the kernel rx" "$(tb_kstat dut p0 rx_packets)" \
 	"$(tb_xdpstat dut p0 dev_redirect)"
-assert_eq "p0 redirect errors" 0 "$(kstat p0 xdp_redirect_err)"
-assert_eq "p0 xmit drops" 0 "$(kstat p0 xmit_drops)"
+assert_eq "p0 redirect errors" 0 "$(tb_kstat dut p0 xdp_redirect_err)"
+assert_eq "p0 xmit drops" 0 "$(tb_kstat dut p0 xmit_drops)"
 # the totals carry both paths
-assert_eq "p0 rx = xsk + kernel" "$(($(xstat p0 rx_packets) + $(kstat p0 rx_packets)))" \
+assert_eq "p0 rx = xsk + kernel" "$(($(tb_xstat dut p0 rx_packets) + $(tb_kstat dut p0 rx_packets)))" \
 	"$(tb_stat dut p0 rx_packets)"
-assert_eq "p1 tx = xsk + kernel" "$(($(xstat p1 tx_packets) + $(kstat p1 tx_packets)))" \
+assert_eq "p1 tx = xsk + kernel" "$(($(tb_xstat dut p1 tx_packets) + $(tb_kstat dut p1 tx_packets)))" \
 	"$(tb_stat dut p1 tx_packets)"
 
 # exceptions stay with the worker: time exceeded, fragmentation needed
@@ -145,24 +142,24 @@ sleep 1.5
 # an egress on xsk is not one of the kernel path's: p0's frames towards
 # p1 go to the worker (egress_not_kernel), and still arrive
 tb_do dut route p1 path xsk >/dev/null
-k0=$(kstat p0 rx_packets)
+k0=$(tb_kstat dut p0 rx_packets)
 e0=$(fstat p0 egress_not_kernel)
 out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply with p1 on xsk: $out"
 assert_eq "IPv4 reply TTL, mixed paths" 1 "$(grep -c 'ttl=63' <<<"$out")"
-assert_eq "p0 kernel rx unchanged, mixed paths" "$k0" "$(kstat p0 rx_packets)"
+assert_eq "p0 kernel rx unchanged, mixed paths" "$k0" "$(tb_kstat dut p0 rx_packets)"
 assert_ge "p0 egress_not_kernel" $((e0 + 1)) "$(fstat p0 egress_not_kernel)"
 
 # path xsk still routes, and the kernel path then takes nothing
 tb_do dut route p0 path xsk >/dev/null
 tb_do dut route p1 path xsk >/dev/null
-assert_eq "p0 path xsk" xsk "$(pshow p0 path)"
+assert_eq "p0 path xsk" xsk "$(tb_pshow dut p0 path)"
 assert_eq "show config has route p0 path xsk" 1 \
 	"$(tb_ctl dut show config | grep -c '^route p0 path xsk$')"
-k0=$(kstat p0 rx_packets)
+k0=$(tb_kstat dut p0 rx_packets)
 out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply on xsk: $out"
 assert_eq "IPv4 reply TTL on xsk" 1 "$(grep -c 'ttl=63' <<<"$out")"
 tcpx cli srv '[fd89:2::1]' 7105
-assert_eq "no kernel-path frame on xsk" "$k0" "$(kstat p0 rx_packets)"
+assert_eq "no kernel-path frame on xsk" "$k0" "$(tb_kstat dut p0 rx_packets)"
 
 # switching path under traffic loses nothing: a ping every 20 ms and a TCP
 # transfer while both ports flip between the paths
@@ -192,25 +189,25 @@ wait "$bg" || true
 tail -2 "$TB_RUN/bg-ping.txt"
 assert_eq "traffic during the path switches: all replies" 1 \
 	"$(grep -c '200 packets transmitted, 200 received' "$TB_RUN/bg-ping.txt")"
-assert_eq "p0 back on kernel" kernel "$(pshow p0 path)"
+assert_eq "p0 back on kernel" kernel "$(tb_pshow dut p0 path)"
 
 # the kernel itself forwarded nothing the whole time
 assert_eq "the dut's kernel forwarded nothing" "$kf0" "$(kfwd)"
 
 # auto: the veth peers' GRO cannot be read from the dut's namespace
 tb_do dut route p0 >/dev/null
-assert_eq "auto, peer unknown" xsk "$(pshow p0 path)"
-assert_match "why" "cannot tell" "$(pshow p0 path_why)"
+assert_eq "auto, peer unknown" xsk "$(tb_pshow dut p0 path)"
+assert_match "why" "cannot tell" "$(tb_pshow dut p0 path_why)"
 # the precondition gone while running: path kernel falls back to xsk,
 # saying why
 tb_do dut route p0 path kernel >/dev/null
-assert_eq "p0 kernel again" kernel "$(pshow p0 path)"
+assert_eq "p0 kernel again" kernel "$(tb_pshow dut p0 path)"
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=0
 for ((i = 0; i < 30; i++)); do
-	[[ $(pshow p0 path) == xsk ]] && break
+	[[ $(tb_pshow dut p0 path) == xsk ]] && break
 	sleep 0.1
 done
-assert_eq "knob off: xsk" xsk "$(pshow p0 path)"
-assert_match "why" "lo.forwarding" "$(pshow p0 path_why)"
+assert_eq "knob off: xsk" xsk "$(tb_pshow dut p0 path)"
+assert_match "why" "lo.forwarding" "$(tb_pshow dut p0 path_why)"
 out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no reply after the fallback: $out"
 assert_eq "IPv4 reply TTL after the fallback" 1 "$(grep -c 'ttl=63' <<<"$out")"
