@@ -180,6 +180,23 @@ static uint64_t socket_drops(struct ferry *f)
 	return n;
 }
 
+/* p's queues forward nowhere (their rings are drained). */
+static void queues_unwire(struct ferry_port *p)
+{
+	uint32_t q;
+
+	for (q = 0; q < p->n_queues; q++) {
+		struct ferry_pq *pq = &p->pq[q];
+
+		if (!pq->xsk || !pq->w)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->app = FERRY_APP_NONE;
+		pq->out = NULL;
+		ferry_worker_resume(pq->w);
+	}
+}
+
 int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 			   struct ferry_err *msg)
 {
@@ -205,6 +222,11 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_drain(f->ports[i]);
 	*dropped = socket_drops(f);
+	/* No queue may point at a socket about to close: with xconnects
+	 * both ways, p1's queue would still send into p0's freed one. The
+	 * ports keep their app, for a resume (or the successor) to set. */
+	for (i = 0; i < f->n_ports; i++)
+		queues_unwire(f->ports[i]);
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_sockets_close(f->ports[i]);
 	/* Until resumed, commands see ports without sockets (deferred), and
