@@ -19,6 +19,7 @@
 
 #include "ferry_int.h"
 #include "ferry_xdp.skel.h"
+#include "kpath.h"
 #include "log.h"
 #include "takeover.h"
 
@@ -353,6 +354,7 @@ static int release_once(struct ferry *f, struct ferry_err *msg)
 
 int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 {
+	bool kpath = false;
 	uint32_t q;
 	int i, err;
 
@@ -414,8 +416,16 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 		if (err)
 			return err;
 		p->adopt_pid = 0;
+		kpath = kpath || p->path == FERRY_PATH_KERNEL ||
+			p->kfwd_tp_seen;
 	}
 	f->ho.adopt_pid = 0;
+	/* What the old programs redirected until the swap, on the shared
+	 * verdict counter, is sent as far as the kernel path counts. */
+	if (kpath) {
+		ferry_xdp_runs_wait();
+		ferry_kpath_adopted(f);
+	}
 	return 0;
 }
 

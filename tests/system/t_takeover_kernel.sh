@@ -14,8 +14,9 @@
 #   - the classifier verdicts carried on: dev_redirect on p0 = generated;
 #   - the kernel-path tracepoints are the new process's: ferry_devmap_xmit
 #     attached once per kernel-path port, none left of the old process;
-#   - after the takeover p0's paths.kernel rx and p1's paths.kernel tx move
-#     and agree for the frames sent then.
+#   - the new ferryd's kernel-path counters: p0's paths.kernel rx and p1's
+#     paths.kernel tx both = generated over the takeover (the old program's
+#     redirects count as sent), and agree again for frames sent after it.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -116,6 +117,11 @@ prog0_after=$(tb_xdp_prog_id dut d0)
 [[ $prog0_after != none && $prog0_after != "$prog0_before" ]] ||
 	tb_die "d0: program $prog0_after after takeover (was $prog0_before)"
 assert_match "new ferryd took over" "took over from ferryd pid $old_pid" "$(cat "$TB_RUN/dut2.log")"
+# The new ferryd's ledger over the restart: rx is the shared verdict
+# counter, tx its own tracepoint's plus what the old program redirected.
+assert_eq "over the takeover: p0 kernel rx" "$gen" "$(kstat p0 rx_packets)"
+assert_eq "over the takeover: p1 kernel tx" "$gen" "$(kstat p1 tx_packets)"
+assert_eq "over the takeover: p1 tx" "$gen" "$(tb_stat dut p1 tx_packets)"
 assert_eq "after takeover: p0 path kernel" kernel "$(pshow p0 path)"
 assert_eq "after takeover: p1 path kernel" kernel "$(pshow p1 path)"
 
