@@ -93,6 +93,7 @@ int ferry_kpath_refusal(const struct ferry_port *p,
 }
 
 static void fib_slot_fold(struct ferry_port *q, uint32_t i);
+static void tx_pre_tp(struct ferry_port *p);
 static void fib_tx_raw(struct ferry *f, struct ferry_port *e, uint64_t *pk,
 		       uint64_t *by);
 static void fib_reset(struct ferry_port *p);
@@ -264,7 +265,8 @@ int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c)
 	 * what was not refused at redirect time. Bytes in proportion: the
 	 * tracepoint counts frames only. */
 	if (p->kfwd_tp_seen)
-		c->tx_packets = c->xmit_sent;
+		c->tx_packets =
+			c->xmit_sent + (p->kacct ? p->kacct->tx_pre_tp : 0);
 	else
 		c->tx_packets = c->rx_packets - c->err_down - c->err_too_big -
 				c->err_other;
@@ -418,8 +420,47 @@ int ferry_kpath_tp_attach(struct ferry_port *p)
 		ferry_kpath_tp_detach(p);
 		return err;
 	}
+	if (!p->kfwd_tp_seen)
+		tx_pre_tp(p);
 	p->kfwd_tp_seen = true;
 	return 0;
+}
+
+void ferry_kpath_adopted(struct ferry *f)
+{
+	uint64_t by;
+	int i;
+
+	for (i = 0; i < f->n_ports; i++) {
+		struct ferry_port *p = f->ports[i];
+
+		if (!p->kacct)
+			continue;
+		if (p->kfwd_tp_seen)
+			tx_pre_tp(p);
+		/* the folds of the replay moved rx-derived counts around:
+		 * each xconnect's tx, since load, goes to its egress now */
+		p->kacct->tx_folded = p->kacct->tx_bytes_folded = 0;
+		memset(&p->kacct->snap, 0, sizeof(p->kacct->snap));
+	}
+	for (i = 0; i < f->n_ports; i++)
+		if (f->ports[i]->kacct)
+			tx_raw(f, f->ports[i], &f->ports[i]->kacct->prev_tx,
+			       &by);
+}
+
+static void tx_pre_tp(struct ferry_port *p)
+{
+	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_ctrs c;
+	uint64_t seen;
+
+	if (!a || ferry_kpath_read(p, &c))
+		return;
+	/* every redirect this program's tracepoints saw an outcome of */
+	seen = c.xmit_sent + c.xmit_drops + c.err_down + c.err_too_big +
+	       c.err_other;
+	a->tx_pre_tp = c.rx_packets > seen ? c.rx_packets - seen : 0;
 }
 
 void ferry_kpath_tp_detach(struct ferry_port *p)

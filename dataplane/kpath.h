@@ -55,6 +55,7 @@ struct ferry_kpath_acct {
 	uint64_t tx_folded, tx_bytes_folded; /* as egress, from folded ports */
 	struct ferry_kpath_ctrs base;	     /* `stats reset` */
 	uint64_t tx_base, tx_bytes_base;
+	uint64_t tx_pre_tp; /* see ferry_kpath_adopted */
 	/* rates, from the last tick (raw counters, so a reset is no jump) */
 	uint64_t prev_rx, prev_tx;
 	double rx_pps, tx_pps;
@@ -87,6 +88,14 @@ void ferry_kpath_stats(struct ferry *f, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
 		       uint64_t *tx_bytes);
 void ferry_kpath_reset(struct ferry *f, struct ferry_port *p);
+/*
+ * After a hot restart's swap, once the old programs' runs have ended: rx
+ * (dev_redirect) is shared with the old daemon, xmit_sent is this
+ * program's, so the frames redirected that its tracepoints never saw (the
+ * old program's until the swap) count as sent, and each egress's tx is
+ * taken since load, as rx is.
+ */
+void ferry_kpath_adopted(struct ferry *f);
 /* Once a second: p's kernel-path rates (rx as ingress, tx as egress),
  * dt seconds after the last call. */
 void ferry_kpath_tick(struct ferry *f, struct ferry_port *p, double dt);

@@ -19,6 +19,7 @@
 
 #include "ferry_int.h"
 #include "ferry_xdp.skel.h"
+#include "kpath.h"
 #include "log.h"
 #include "takeover.h"
 
@@ -180,6 +181,23 @@ static uint64_t socket_drops(struct ferry *f)
 	return n;
 }
 
+/* p's queues forward nowhere (their rings are drained). */
+static void queues_unwire(struct ferry_port *p)
+{
+	uint32_t q;
+
+	for (q = 0; q < p->n_queues; q++) {
+		struct ferry_pq *pq = &p->pq[q];
+
+		if (!pq->xsk || !pq->w)
+			continue;
+		ferry_worker_pause(pq->w);
+		pq->app = FERRY_APP_NONE;
+		pq->out = NULL;
+		ferry_worker_resume(pq->w);
+	}
+}
+
 int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 			   struct ferry_err *msg)
 {
@@ -205,6 +223,11 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_drain(f->ports[i]);
 	*dropped = socket_drops(f);
+	/* No queue may point at a socket about to close: with xconnects
+	 * both ways, p1's queue would still send into p0's freed one. The
+	 * ports keep their app, for a resume (or the successor) to set. */
+	for (i = 0; i < f->n_ports; i++)
+		queues_unwire(f->ports[i]);
 	for (i = 0; i < f->n_ports; i++)
 		ferry_port_sockets_close(f->ports[i]);
 	/* Until resumed, commands see ports without sockets (deferred), and
@@ -331,6 +354,7 @@ static int release_once(struct ferry *f, struct ferry_err *msg)
 
 int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 {
+	bool kpath = false;
 	uint32_t q;
 	int i, err;
 
@@ -392,8 +416,16 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 		if (err)
 			return err;
 		p->adopt_pid = 0;
+		kpath = kpath || p->path == FERRY_PATH_KERNEL ||
+			p->kfwd_tp_seen;
 	}
 	f->ho.adopt_pid = 0;
+	/* What the old programs redirected until the swap, on the shared
+	 * verdict counter, is sent as far as the kernel path counts. */
+	if (kpath) {
+		ferry_xdp_runs_wait();
+		ferry_kpath_adopted(f);
+	}
 	return 0;
 }
 

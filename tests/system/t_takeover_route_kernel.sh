@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Hot restart of the route app on its kernel path: client -- dut (p0, p1:
+# route path kernel, lo's forwarding knobs on, as t_route_kernel) --
+# server. `ferryd --takeover` while a ping runs through; after it the new
+# ferryd keeps path kernel on both ports, ping (IPv4, IPv6, both ways)
+# and byte-exact TCP work, and the frames go through its kernel path
+# (paths.kernel and fib fwd move). The ping's loss over the takeover is
+# printed, not asserted (it is ICMP on a loaded host).
+set -euo pipefail
+# shellcheck source=../lib/testbed.sh
+. "$(dirname "$0")/../lib/testbed.sh"
+# shellcheck source=../lib/assert.sh
+. "$(dirname "$0")/../lib/assert.sh"
+
+tb_init
+tb_routed 87
+# a DEVMAP redirect into a veth arrives only if its peer has GRO or XDP
+ip netns exec "$cli" ethtool -K "$C0" gro on >/dev/null
+ip netns exec "$srv" ethtool -K "$S0" gro on >/dev/null
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
+
+tb_ferryd dut dut
+tb_do dut workers 1 >/dev/null
+tb_do dut port add p0 dev "$D0" >/dev/null
+tb_do dut port add p1 dev "$D1" >/dev/null
+tb_do dut route p0 path kernel >/dev/null
+tb_do dut route p1 path kernel >/dev/null
+
+pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
+kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
+
+assert_eq "p0 path kernel" kernel "$(pshow p0 path)"
+assert_eq "p1 path kernel" kernel "$(pshow p1 path)"
+# neighbours resolved both ways before the takeover
+tb_routed_ping dut "$cli" 10.87.2.1 >/dev/null || tb_die "no IPv4 ping before the takeover"
+tb_routed_ping dut "$cli" fd87:2::1 >/dev/null || tb_die "no IPv6 ping before the takeover"
+config_before=$(tb_ctlj dut show config | jq -r .data)
+old_pid=${TB_PID_OF[dut]}
+
+# ---- takeover while a ping runs through
+ip netns exec "$cli" ping -c 60 -i 0.05 -W 1 10.87.2.1 >"$TB_RUN/ping.out" 2>&1 &
+ping_pid=$!
+tb_track "$ping_pid"
+sleep 1
+ip netns exec "$dut" sh -c "$TB_BPFFS_EXEC" sh \
+	"$FERRYD" -f -s "$(tb_sock dut)" --takeover </dev/null >>"$TB_RUN/dut2.log" 2>&1 &
+pid=$!
+tb_track "$pid"
+TB_PID_OF[dut2]=$pid
+tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
+assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
+for ((i = 0; i < 100; i++)); do
+	grep -q "ready on" "$TB_RUN/dut2.log" && tb_ctl dut version >/dev/null 2>&1 && break
+	kill -0 "${TB_PID_OF[dut2]}" 2>/dev/null || tb_die "new ferryd exited"
+	sleep 0.1
+done
+grep -q "ready on" "$TB_RUN/dut2.log" || tb_die "new ferryd does not serve $(tb_sock dut)"
+assert_match "new ferryd took over" "took over from ferryd pid $old_pid" "$(cat "$TB_RUN/dut2.log")"
+wait "$ping_pid" || true
+echo "ping over the takeover: $(grep -E 'packets transmitted' "$TB_RUN/ping.out")"
+echo "TAKEOVER_ROUTE_KERNEL_PING_LOSS=$(grep -oE '[0-9.]+% packet loss' "$TB_RUN/ping.out")"
+
+assert_eq "same configuration" "$config_before" "$(tb_ctlj dut show config | jq -r .data)"
+assert_eq "after takeover: p0 path kernel" kernel "$(pshow p0 path)"
+assert_eq "after takeover: p1 path kernel" kernel "$(pshow p1 path)"
+
+# for the log: the new ferryd's kernel-path ledger over the takeover (rx is
+# the shared verdict counter; the route path's tx, per egress slot, is the
+# new program's own)
+echo "over the takeover: p0 kernel rx $(kstat p0 rx_packets) p1 kernel tx $(kstat p1 tx_packets)," \
+	"p1 kernel rx $(kstat p1 rx_packets) p0 kernel tx $(kstat p0 tx_packets)"
+
+# ---- the new ferryd routes, in XDP
+tb_do dut stats reset >/dev/null
+out=$(tb_routed_ping dut "$cli" 10.87.2.1) || tb_die "no IPv4 ping reply: $out"
+assert_eq "IPv4 reply TTL" 1 "$(grep -c 'ttl=63' <<<"$out")"
+out=$(tb_routed_ping dut "$cli" fd87:2::1) || tb_die "no IPv6 ping reply: $out"
+assert_eq "IPv6 reply hop limit" 1 "$(grep -c 'ttl=63' <<<"$out")"
+out=$(tb_routed_ping dut "$srv" 10.87.1.1) || tb_die "no IPv4 ping reply srv->cli: $out"
+out=$(tb_routed_ping dut "$srv" fd87:1::1) || tb_die "no IPv6 ping reply srv->cli: $out"
+out=$(ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 10.87.2.1) || tb_die "ping lost frames: $out"
+assert_eq "5 IPv4 replies" 1 "$(grep -c '5 received' <<<"$out")"
+
+tcpx() { # FROM TO ADDR PORT
+	local from=$1 to=$2 addr=$3 port=$4 n=4000000 out c rc=0
+	out=$TB_RUN/tcpx-$port.json
+	tb_tcpx_server "$to" "$addr:$port" "$out" || tb_die "tcpx server"
+	c=$(ip netns exec "$(tb_nsname "$from")" timeout 60 "$TCPX" client -d "$addr:$port" -n "$n" -m 1400) || rc=$?
+	wait "$TB_TCPX_PID" || rc=$?
+	echo "    $from -> $addr:$port client: $c server: $(cat "$out")"
+	assert_eq "tcpx $from -> $addr: exit codes" 0 "$rc"
+	assert_json .bytes "$n" "$c"
+	assert_json .ok true "$(cat "$out")"
+	assert_json .bytes "$n" "$(cat "$out")"
+}
+tcpx cli srv 10.87.2.1 7201
+tcpx srv cli '[fd87:1::1]' 7202
+
+echo "p0 kernel path: $(tb_ctlj dut stats | jq -c '.data.ports[0].paths.kernel')"
+assert_ge "p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
+assert_ge "p1 kernel rx" 1000 "$(kstat p1 rx_packets)"
+assert_ge "p0 fib fwd" 1000 "$(kstat p0 fib.fwd)"
+assert_eq "p0 kernel rx = p1 kernel tx" "$(kstat p0 rx_packets)" "$(kstat p1 tx_packets)"
+assert_eq "p1 kernel rx = p0 kernel tx" "$(kstat p1 rx_packets)" "$(kstat p0 tx_packets)"
+
+tb_do dut shutdown >/dev/null
+tb_wait_exit dut2 10 || tb_die "new ferryd did not exit on shutdown"
+assert_eq "new ferryd exit code" 0 "$TB_EXIT_RC"
+echo "PASS t_takeover_route_kernel"
