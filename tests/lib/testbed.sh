@@ -887,3 +887,31 @@ tb_xstat() {
 	tb_ctlj "$1" stats | jq -r --arg p "$2" \
 		"[.data.ports[] | select(.name == \$p) | .paths.xsk.$3] | first // 0"
 }
+
+# tb_takeover NAME: a `ferryd --takeover` on dut's socket, tracked as NAME
+# (its log: $TB_RUN/NAME.log). Its `ip netns exec` mounts a bpffs of its
+# own, without the old one's pins: the shared maps come from the old
+# program itself.
+tb_takeover() {
+	local name=$1 pid
+	ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
+		"$FERRYD" -f -s "$(tb_sock dut)" --takeover \
+		</dev/null >>"$TB_RUN/$name.log" 2>&1 &
+	pid=$!
+	tb_track "$pid"
+	TB_PID_OF[$name]=$pid
+}
+
+# tb_takeover_wait NAME: the old dut ferryd has exited (its exit code in
+# TB_EXIT_RC) and NAME serves dut's socket; dies otherwise.
+tb_takeover_wait() {
+	local name=$1 i
+	tb_wait_exit dut 20 || tb_die "the old ferryd did not exit"
+	for ((i = 0; i < 100; i++)); do
+		grep -q "ready on" "$TB_RUN/$name.log" &&
+			tb_ctl dut version >/dev/null 2>&1 && return 0
+		kill -0 "${TB_PID_OF[$name]}" 2>/dev/null || tb_die "the new ferryd exited"
+		sleep 0.1
+	done
+	tb_die "the new ferryd does not serve $(tb_sock dut)"
+}

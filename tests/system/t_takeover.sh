@@ -30,18 +30,6 @@ tb_std3_chain
 # path (auto, now that the sink has XDP) no socket would carry p0's frames.
 tb_do dut xconnect add p0 p1 path xsk >/dev/null
 
-# tb_takeover NAME: a --takeover ferryd on dut's socket, tracked as NAME.
-# Its `ip netns exec` mounts a bpffs of its own, without the old one's pins:
-# the shared maps come from the old program itself.
-tb_takeover() {
-	local name=$1 pid
-	ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
-		"$FERRYD" -f -s "$(tb_sock dut)" --takeover \
-		</dev/null >>"$TB_RUN/$name.log" 2>&1 &
-	pid=$!
-	tb_track "$pid"
-	TB_PID_OF[$name]=$pid
-}
 
 # ---- no ferryd to take over from
 rc=0
@@ -93,14 +81,8 @@ old_pid=${TB_PID_OF[dut]}
 tb_do gen gen start g0 count "$N" rate "$RATE" size 64 flows 4 >/dev/null
 sleep 1
 tb_takeover dut2
-tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
+tb_takeover_wait dut2
 assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
-for ((i = 0; i < 100; i++)); do
-	grep -q "ready on" "$TB_RUN/dut2.log" && tb_ctl dut version >/dev/null 2>&1 && break
-	kill -0 "${TB_PID_OF[dut2]}" 2>/dev/null || tb_die "new ferryd exited"
-	sleep 0.1
-done
-grep -q "ready on" "$TB_RUN/dut2.log" || tb_die "new ferryd does not serve $(tb_sock dut)"
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut sink
 

@@ -32,8 +32,6 @@ tb_do dut xconnect add p0 p1 path kernel >/dev/null
 # the other way too: d0's peer g0 has the generator's XDP
 tb_do dut xconnect add p1 p0 path kernel >/dev/null
 
-pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
 # devmap_links BTF_ID: ferry_devmap_xmit links on the host whose program
 # came from the object with that BTF (one ferryd skeleton: a port's). This
 # bpftool shows no pids; links of other tests' ferryds have other BTF ids.
@@ -49,24 +47,13 @@ devmap_links() {
 # xdp_btf IF: the BTF id of the program ferryd attached to dut's IF.
 xdp_btf() { bpftool -j prog show id "$(tb_xdp_prog_id dut "$1")" | jq .btf_id; }
 
-assert_eq "p0 path kernel" kernel "$(pshow p0 path)"
-assert_eq "p1 path kernel" kernel "$(pshow p1 path)"
+assert_eq "p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+assert_eq "p1 path kernel" kernel "$(tb_pshow dut p1 path)"
 old_pid=${TB_PID_OF[dut]}
 old_btf0=$(xdp_btf "$D0") old_btf1=$(xdp_btf "$D1")
 assert_eq "old ferryd: ferry_devmap_xmit links, p0" 1 "$(devmap_links "$old_btf0")"
 assert_eq "old ferryd: ferry_devmap_xmit links, p1" 1 "$(devmap_links "$old_btf1")"
 
-# tb_takeover NAME: a --takeover ferryd on dut's socket, tracked as NAME
-# (as in t_takeover).
-tb_takeover() {
-	local name=$1 pid
-	ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
-		"$FERRYD" -f -s "$(tb_sock dut)" --takeover \
-		</dev/null >>"$TB_RUN/$name.log" 2>&1 &
-	pid=$!
-	tb_track "$pid"
-	TB_PID_OF[$name]=$pid
-}
 
 # The successor reads the pinned verdict counters from zero: take them now.
 redir0=$(tb_xdpstat dut p0 dev_redirect)
@@ -79,14 +66,8 @@ prog0_before=$(tb_xdp_prog_id dut d0)
 tb_do gen gen start g0 count "$N" rate "$RATE" size 64 flows 4 >/dev/null
 sleep 1
 tb_takeover dut2
-tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
+tb_takeover_wait dut2
 assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
-for ((i = 0; i < 100; i++)); do
-	grep -q "ready on" "$TB_RUN/dut2.log" && tb_ctl dut version >/dev/null 2>&1 && break
-	kill -0 "${TB_PID_OF[dut2]}" 2>/dev/null || tb_die "new ferryd exited"
-	sleep 0.1
-done
-grep -q "ready on" "$TB_RUN/dut2.log" || tb_die "new ferryd does not serve $(tb_sock dut)"
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut sink
 
@@ -119,11 +100,11 @@ prog0_after=$(tb_xdp_prog_id dut d0)
 assert_match "new ferryd took over" "took over from ferryd pid $old_pid" "$(cat "$TB_RUN/dut2.log")"
 # The new ferryd's ledger over the restart: rx is the shared verdict
 # counter, tx its own tracepoint's plus what the old program redirected.
-assert_eq "over the takeover: p0 kernel rx" "$gen" "$(kstat p0 rx_packets)"
-assert_eq "over the takeover: p1 kernel tx" "$gen" "$(kstat p1 tx_packets)"
+assert_eq "over the takeover: p0 kernel rx" "$gen" "$(tb_kstat dut p0 rx_packets)"
+assert_eq "over the takeover: p1 kernel tx" "$gen" "$(tb_kstat dut p1 tx_packets)"
 assert_eq "over the takeover: p1 tx" "$gen" "$(tb_stat dut p1 tx_packets)"
-assert_eq "after takeover: p0 path kernel" kernel "$(pshow p0 path)"
-assert_eq "after takeover: p1 path kernel" kernel "$(pshow p1 path)"
+assert_eq "after takeover: p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+assert_eq "after takeover: p1 path kernel" kernel "$(tb_pshow dut p1 path)"
 
 # ---- the tracepoints are the new process's, once per kernel-path port
 new_btf0=$(xdp_btf "$D0") new_btf1=$(xdp_btf "$D1")
@@ -139,8 +120,8 @@ tb_do gen gen start g0 count 10000 rate 20000 size 64 flows 4 >/dev/null
 tb_wait_gen_done gen g0 30
 tb_wait_quiet dut sink
 assert_eq "after takeover: sink rx" 10000 "$(tb_stat sink s0 rx_packets)"
-assert_eq "after takeover: p0 kernel rx" 10000 "$(kstat p0 rx_packets)"
-assert_eq "after takeover: p1 kernel tx" 10000 "$(kstat p1 tx_packets)"
+assert_eq "after takeover: p0 kernel rx" 10000 "$(tb_kstat dut p0 rx_packets)"
+assert_eq "after takeover: p1 kernel tx" 10000 "$(tb_kstat dut p1 tx_packets)"
 assert_eq "after takeover: p0 rx" 10000 "$(tb_stat dut p0 rx_packets)"
 assert_eq "after takeover: p1 tx" 10000 "$(tb_stat dut p1 tx_packets)"
 

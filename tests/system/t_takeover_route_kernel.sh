@@ -26,11 +26,9 @@ tb_do dut port add p1 dev "$D1" >/dev/null
 tb_do dut route p0 path kernel >/dev/null
 tb_do dut route p1 path kernel >/dev/null
 
-pshow() { tb_ctlj dut port show "$1" | jq -r ".data[0].$2 // empty"; }
-kstat() { tb_ctlj dut stats | jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0"; }
 
-assert_eq "p0 path kernel" kernel "$(pshow p0 path)"
-assert_eq "p1 path kernel" kernel "$(pshow p1 path)"
+assert_eq "p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+assert_eq "p1 path kernel" kernel "$(tb_pshow dut p1 path)"
 # neighbours resolved both ways before the takeover
 tb_routed_ping dut "$cli" 10.87.2.1 >/dev/null || tb_die "no IPv4 ping before the takeover"
 tb_routed_ping dut "$cli" fd87:2::1 >/dev/null || tb_die "no IPv6 ping before the takeover"
@@ -42,33 +40,23 @@ ip netns exec "$cli" ping -c 60 -i 0.05 -W 1 10.87.2.1 >"$TB_RUN/ping.out" 2>&1 
 ping_pid=$!
 tb_track "$ping_pid"
 sleep 1
-ip netns exec "$dut" sh -c "$TB_BPFFS_EXEC" sh \
-	"$FERRYD" -f -s "$(tb_sock dut)" --takeover </dev/null >>"$TB_RUN/dut2.log" 2>&1 &
-pid=$!
-tb_track "$pid"
-TB_PID_OF[dut2]=$pid
-tb_wait_exit dut 20 || tb_die "old ferryd (pid $old_pid) did not exit"
+tb_takeover dut2
+tb_takeover_wait dut2
 assert_eq "old ferryd exit code" 0 "$TB_EXIT_RC"
-for ((i = 0; i < 100; i++)); do
-	grep -q "ready on" "$TB_RUN/dut2.log" && tb_ctl dut version >/dev/null 2>&1 && break
-	kill -0 "${TB_PID_OF[dut2]}" 2>/dev/null || tb_die "new ferryd exited"
-	sleep 0.1
-done
-grep -q "ready on" "$TB_RUN/dut2.log" || tb_die "new ferryd does not serve $(tb_sock dut)"
 assert_match "new ferryd took over" "took over from ferryd pid $old_pid" "$(cat "$TB_RUN/dut2.log")"
 wait "$ping_pid" || true
 echo "ping over the takeover: $(grep -E 'packets transmitted' "$TB_RUN/ping.out")"
 echo "TAKEOVER_ROUTE_KERNEL_PING_LOSS=$(grep -oE '[0-9.]+% packet loss' "$TB_RUN/ping.out")"
 
 assert_eq "same configuration" "$config_before" "$(tb_ctlj dut show config | jq -r .data)"
-assert_eq "after takeover: p0 path kernel" kernel "$(pshow p0 path)"
-assert_eq "after takeover: p1 path kernel" kernel "$(pshow p1 path)"
+assert_eq "after takeover: p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+assert_eq "after takeover: p1 path kernel" kernel "$(tb_pshow dut p1 path)"
 
 # for the log: the new ferryd's kernel-path ledger over the takeover (rx is
 # the shared verdict counter; the route path's tx, per egress slot, is the
 # new program's own)
-echo "over the takeover: p0 kernel rx $(kstat p0 rx_packets) p1 kernel tx $(kstat p1 tx_packets)," \
-	"p1 kernel rx $(kstat p1 rx_packets) p0 kernel tx $(kstat p0 tx_packets)"
+echo "over the takeover: p0 kernel rx $(tb_kstat dut p0 rx_packets) p1 kernel tx $(tb_kstat dut p1 tx_packets)," \
+	"p1 kernel rx $(tb_kstat dut p1 rx_packets) p0 kernel tx $(tb_kstat dut p0 tx_packets)"
 
 # ---- the new ferryd routes, in XDP
 tb_do dut stats reset >/dev/null
@@ -97,11 +85,11 @@ tcpx cli srv 10.87.2.1 7201
 tcpx srv cli '[fd87:1::1]' 7202
 
 echo "p0 kernel path: $(tb_ctlj dut stats | jq -c '.data.ports[0].paths.kernel')"
-assert_ge "p0 kernel rx" 1000 "$(kstat p0 rx_packets)"
-assert_ge "p1 kernel rx" 1000 "$(kstat p1 rx_packets)"
-assert_ge "p0 fib fwd" 1000 "$(kstat p0 fib.fwd)"
-assert_eq "p0 kernel rx = p1 kernel tx" "$(kstat p0 rx_packets)" "$(kstat p1 tx_packets)"
-assert_eq "p1 kernel rx = p0 kernel tx" "$(kstat p1 rx_packets)" "$(kstat p0 tx_packets)"
+assert_ge "p0 kernel rx" 1000 "$(tb_kstat dut p0 rx_packets)"
+assert_ge "p1 kernel rx" 1000 "$(tb_kstat dut p1 rx_packets)"
+assert_ge "p0 fib fwd" 1000 "$(tb_kstat dut p0 fib.fwd)"
+assert_eq "p0 kernel rx = p1 kernel tx" "$(tb_kstat dut p0 rx_packets)" "$(tb_kstat dut p1 tx_packets)"
+assert_eq "p1 kernel rx = p0 kernel tx" "$(tb_kstat dut p1 rx_packets)" "$(tb_kstat dut p0 tx_packets)"
 
 tb_do dut shutdown >/dev/null
 tb_wait_exit dut2 10 || tb_die "new ferryd did not exit on shutdown"
