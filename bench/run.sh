@@ -227,11 +227,16 @@ bench_ferry() {
 
 # Capture (issue 16): ferry's row with a capture on p0 rx. cap_off none,
 # cap_none a filter matching nothing, cap_1pct one flow of the generator's
-# 100, cap_all every frame. The four rows take turns run by run, so load
+# 100, cap_all every frame; the capture's threads on their default CPUs
+# (those without a worker). cap_1pct_fwd is cap_1pct with them pinned to
+# the forwarder's CPU (`cpu FWD_CPU`), where an unpinned writer could land:
+# what the default placement saves. The rows take turns run by run, so load
 # drift on this shared host falls on all of them alike. Output /dev/null:
 # the question is the worker's cost, not the disk's.
-declare -A CAP_FILTER=([cap_none]="udp port 7777" [cap_1pct]="udp src port 1024" [cap_all]="udp")
-CAP_ROWS=(cap_off cap_none cap_1pct cap_all)
+declare -A CAP_FILTER=([cap_none]="udp port 7777" [cap_1pct]="udp src port 1024"
+	[cap_1pct_fwd]="udp src port 1024" [cap_all]="udp")
+declare -A CAP_ARGS=([cap_1pct_fwd]="cpu $FWD_CPU")
+CAP_ROWS=(cap_off cap_none cap_1pct cap_1pct_fwd cap_all)
 bench_capture() {
 	local i row st
 	declare -A vals=()
@@ -239,15 +244,16 @@ bench_capture() {
 		for row in "${CAP_ROWS[@]}"; do
 			start_ferry
 			if [[ $row != cap_off ]]; then
+				# shellcheck disable=SC2086 # keyword and value, two words
 				tb_do dut capture start c port p0 filter "${CAP_FILTER[$row]}" \
-					file /dev/null >/dev/null
+					${CAP_ARGS[$row]:-} file /dev/null >/dev/null
 			fi
 			gen_start flows 100
 			vals[$row]+=" $(xdp_rate sink "$S0" sink_ctr)"
 			gen_stop
 			if [[ $row != cap_off ]]; then
 				st=$(tb_ctlj dut capture show)
-				EXTRA[${row}_cap]=$(jq -c '.data[0] | {matched, written, dropped}' <<<"$st")
+				EXTRA[${row}_cap]=$(jq -c '.data[0] | {cpus, matched, written, dropped}' <<<"$st")
 			fi
 			stop_ferry
 		done
@@ -521,9 +527,9 @@ fi
 if [[ -n ${MED[cap_off]:-} ]]; then
 	echo
 	echo "capture on p0 rx, 100 flows, output /dev/null (median of $RUNS runs of ${SECS}s, rows interleaved):"
-	printf '%-10s %12s %12s %12s %10s\n' row median_pps min max vs_cap_off
+	printf '%-13s %12s %12s %12s %10s\n' row median_pps min max vs_cap_off
 	for row in "${CAP_ROWS[@]}"; do
-		printf '%-10s %12s %12s %12s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
+		printf '%-13s %12s %12s %12s %10s\n' "$row" "${MED[$row]}" "${MIN[$row]}" "${MAX[$row]}" \
 			"$(ratio "$row" cap_off)"
 	done
 	for row in "${CAP_ROWS[@]}"; do
