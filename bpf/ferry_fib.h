@@ -67,6 +67,11 @@ struct {
 
 /* Written by the daemon after load (the tracepoint filter). */
 __u32 ferry_fib_dev_map_id;
+/* Set by userspace while the port has egress slots (kpath.c: before the
+ * classifier's byte turns the path on, cleared after the grace period
+ * that turns it off), so the transmit tracepoint looks its egress up only
+ * then. */
+__u32 ferry_fib_on;
 
 #define FIB_COUNT(field)                                                       \
 	do {                                                                   \

@@ -17,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "ferry_abi.h"
 #include "ferry_parse.h"
@@ -1111,23 +1112,26 @@ int ferry_redirect_err(__u64 *ctx)
  * its index and its network namespace (indexes repeat across them).
  */
 SEC("tp_btf/xdp_devmap_xmit")
-int ferry_devmap_xmit(__u64 *ctx)
+int BPF_PROG(ferry_devmap_xmit, const struct net_device *from,
+	     const struct net_device *to, int sent, int drops, int err)
 {
-	const struct net_device *from = (const void *)ctx[0];
-	const struct net_device *to = (const void *)ctx[1];
-	int sent = (int)ctx[2], drops = (int)ctx[3], err = (int)ctx[4];
 	struct ferry_kfwd_ctr *c;
 
-	if (!ferry_rx_ifindex ||
-	    BPF_CORE_READ(from, ifindex) != (int)ferry_rx_ifindex ||
-	    BPF_CORE_READ(from, nd_net.net, ns.inum) != ferry_rx_netns)
+	/* Typed arguments: the fields are plain loads (the verifier makes
+	 * them fault-safe), not a bpf_probe_read_kernel() call each. This
+	 * runs at every DEVMAP flush on the host, ours or not. */
+	if (!ferry_rx_ifindex || from->ifindex != (int)ferry_rx_ifindex ||
+	    from->nd_net.net->ns.inum != ferry_rx_netns)
 		return 0;
 	c = kfwd_ctr();
 	if (!c)
 		return 0;
 	if (sent > 0)
 		c->xmit_sent += sent;
-	ferry_fib_sent((__u32)BPF_CORE_READ(to, ifindex), sent);
+	/* Only a route port has egress slots: a hash lookup per flush that
+	 * always misses was most of this program's cost on an xconnect. */
+	if (ferry_fib_on)
+		ferry_fib_sent((__u32)to->ifindex, sent);
 	if (drops > 0) {
 		c->xmit_drops += drops;
 		if (err == -ENXIO)

@@ -644,6 +644,15 @@ static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
 	return FERRY_PATH_KERNEL;
 }
 
+/* The port's route kernel path, in kacct and for its transmit tracepoint
+ * (ferry_fib_on in bpf/ferry_fib.h). */
+static void fib_on_set(struct ferry_port *q, int on)
+{
+	q->kacct->fib_on = on;
+	if (q->skel)
+		q->skel->bss->ferry_fib_on = (uint32_t)on;
+}
+
 /* e into q's egresses: the DEVMAP first, the slot's base, then the
  * egress map the classifier reads. */
 static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
@@ -740,7 +749,7 @@ void ferry_kpath_route_apply(struct ferry *f)
 				}
 		}
 		if (q->kacct && want[i] != FERRY_PATH_KERNEL)
-			q->kacct->fib_on = 0;
+			fib_on_set(q, 0);
 		if (want[i] != FERRY_PATH_KERNEL)
 			kpath_tp_sync(q);
 	}
@@ -756,7 +765,7 @@ void ferry_kpath_route_apply(struct ferry *f)
 			for (j = 0; !err && j < n; j++)
 				err = fib_egress_add(q, set[j]);
 			if (!err) {
-				q->kacct->fib_on = 1;
+				fib_on_set(q, 1);
 				err = cfg_kernel_fwd(q, FERRY_KFWD_FIB);
 			}
 			if (err) {

@@ -799,21 +799,26 @@ tb_wire() {
 		tb_do dut xconnect add p1 p0 >/dev/null
 }
 
-# tb_wire_tcpx ADDR PORT BYTES MSG: a byte-exact TCP transfer cli -> srv
-# (ADDR is the server's, [v6] in brackets); fails unless both ends verified
-# every byte.
-tb_wire_tcpx() {
-	local addr=$1 port=$2 bytes=$3 msg=$4 out cli rc=0
+# tb_tcpx FROM TO ADDR PORT [BYTES [MSG]]: a byte-exact TCP transfer from
+# netns FROM to a server in TO on ADDR:PORT ([v6] in brackets; BYTES
+# default 4000000, writes of MSG default 1400); fails (assert.sh) unless
+# both ends verified every byte.
+tb_tcpx() {
+	local from=$1 to=$2 addr=$3 port=$4 bytes=${5:-4000000} msg=${6:-1400} out c rc=0
 	out=$TB_RUN/tcpx-$port.json
-	tb_tcpx_server srv "$addr:$port" "$out" || return 1
-	cli=$(ip netns exec "$(tb_nsname cli)" timeout 60 "$TCPX" client -d "$addr:$port" -n "$bytes" -m "$msg") || rc=$?
+	tb_tcpx_server "$to" "$addr:$port" "$out" || tb_die "tcpx server in $to"
+	c=$(ip netns exec "$(tb_nsname "$from")" timeout 60 "$TCPX" client -d "$addr:$port" -n "$bytes" -m "$msg") || rc=$?
 	wait "$TB_TCPX_PID" || rc=$?
-	echo "    client: $cli"
-	echo "    server: $(cat "$out")"
-	assert_eq "tcpx to $addr:$port: exit codes" 0 "$rc"
-	assert_json .bytes "$bytes" "$cli"
+	echo "    $from -> $addr:$port client: $c server: $(cat "$out")"
+	assert_eq "tcpx $from -> $addr:$port: exit codes" 0 "$rc"
+	assert_json .bytes "$bytes" "$c"
 	assert_json .ok true "$(cat "$out")"
 	assert_json .bytes "$bytes" "$(cat "$out")"
+}
+
+# tb_wire_tcpx ADDR PORT BYTES MSG: tb_tcpx cli -> srv.
+tb_wire_tcpx() {
+	tb_tcpx cli srv "$@"
 }
 
 # tb_routed N: the routed testbed: cli -- dut -- srv, each link its own
@@ -914,4 +919,21 @@ tb_takeover_wait() {
 		sleep 0.1
 	done
 	tb_die "the new ferryd does not serve $(tb_sock dut)"
+}
+
+# tb_routed_kernel N: tb_routed N and a dut ferryd routing p0 (d0) and p1
+# (d1) on the kernel path: GRO on the end hosts' veths (a DEVMAP redirect
+# into a veth arrives only if its peer has GRO or XDP) and lo's forwarding
+# knobs on (bpf_fib_lookup's precondition, docs/design.md).
+tb_routed_kernel() {
+	tb_routed "$1"
+	ip netns exec "$cli" ethtool -K "$C0" gro on >/dev/null
+	ip netns exec "$srv" ethtool -K "$S0" gro on >/dev/null
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
+	tb_ferryd dut dut
+	tb_do dut workers 1 >/dev/null
+	tb_do dut port add p0 dev "$D0" >/dev/null
+	tb_do dut port add p1 dev "$D1" >/dev/null
+	tb_do dut route p0 path kernel >/dev/null
+	tb_do dut route p1 path kernel >/dev/null
 }

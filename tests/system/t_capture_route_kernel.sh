@@ -18,18 +18,7 @@ set -euo pipefail
 command -v tcpdump >/dev/null || tb_die "tcpdump is needed (apt-get install tcpdump)"
 
 tb_init
-tb_routed 86
-# a DEVMAP redirect into a veth arrives only if its peer has GRO or XDP
-ip netns exec "$cli" ethtool -K "$C0" gro on >/dev/null
-ip netns exec "$srv" ethtool -K "$S0" gro on >/dev/null
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
-
-tb_ferryd dut dut
-tb_do dut workers 1 >/dev/null
-tb_do dut port add p0 dev "$D0" >/dev/null
-tb_do dut port add p1 dev "$D1" >/dev/null
-tb_do dut route p0 path kernel >/dev/null
-tb_do dut route p1 path kernel >/dev/null
+tb_routed_kernel 86
 assert_eq "p0 path" kernel "$(tb_pshow dut p0 path)"
 assert_eq "p1 path" kernel "$(tb_pshow dut p1 path)"
 # neighbours resolved (the first frames go to the worker for that)

@@ -75,22 +75,10 @@ assert_eq "port show: host frames" "arp,ndp,local,link-local" \
 	"$(tb_ctlj dut port show p0 | jq -r '.data[0].host_frames // .data.host_frames // empty' | head -1)"
 
 # TCP byte-exact, both ways, both families
-tcpx() { # FROM TO ADDR PORT
-	local from=$1 to=$2 addr=$3 port=$4 out c rc=0
-	out=$TB_RUN/tcpx-$port.json
-	tb_tcpx_server "$to" "$addr:$port" "$out" || tb_die "tcpx server"
-	c=$(ip netns exec "$(tb_nsname "$from")" timeout 60 "$TCPX" client -d "$addr:$port" -n 4000000 -m 1400) || rc=$?
-	wait "$TB_TCPX_PID" || rc=$?
-	echo "    $from -> $addr:$port client: $c server: $(cat "$out")"
-	assert_eq "tcpx $from -> $addr: exit codes" 0 "$rc"
-	assert_json .bytes 4000000 "$c"
-	assert_json .ok true "$(cat "$out")"
-	assert_json .bytes 4000000 "$(cat "$out")"
-}
-tcpx cli srv 10.88.2.1 7101
-tcpx cli srv '[fd88:2::1]' 7102
-tcpx srv cli 10.88.1.1 7103
-tcpx srv cli '[fd88:1::1]' 7104
+tb_tcpx cli srv 10.88.2.1 7101
+tb_tcpx cli srv '[fd88:2::1]' 7102
+tb_tcpx srv cli 10.88.1.1 7103
+tb_tcpx srv cli '[fd88:1::1]' 7104
 
 # TTL 1: time exceeded from the dut's ingress address
 out=$(ip netns exec "$cli" ping -c 1 -W 2 -t 1 10.88.2.1 2>&1 || true)
@@ -153,7 +141,7 @@ assert_eq "multipath route's gateways" 10.88.2.1,10.88.2.2 \
 tb_ctl dut fib show 10.99.1.0/24
 out=$(tb_routed_ping "$DUTN" "$cli" 10.99.1.1) || tb_die "no reply through the multipath route: $out"
 for p in 7201 7202 7203; do
-	tcpx cli srv 10.99.1.1 "$p"
+	tb_tcpx cli srv 10.99.1.1 "$p"
 done
 ip -n "$dut" route del 10.99.1.0/24
 
@@ -191,7 +179,7 @@ DUTN=dut2
 assert_eq "show config after -c FILE" "$cfg1" "$(tb_do dut2 show config | jq -j .data)"
 out=$(tb_routed_ping "$DUTN" "$cli" 10.88.2.1) || tb_die "no reply after the restart: $out"
 assert_eq "IPv4 reply TTL after the restart" 1 "$(grep -c 'ttl=63' <<<"$out")"
-tcpx cli srv '[fd88:2::1]' 7301
+tb_tcpx cli srv '[fd88:2::1]' 7301
 ip -n "$dut" route add 10.99.2.0/24 via 10.88.2.1
 for ((i = 0; i < 20; i++)); do
 	[[ $(tb_ctlj dut2 fib show 10.99.2.0/24 | jq '[.data[] | select(.prefix == "10.99.2.0/24")] | length') == 1 ]] && break

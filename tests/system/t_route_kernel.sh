@@ -71,22 +71,10 @@ assert_eq "IPv6 reply hop limit srv->cli" 1 "$(grep -c 'ttl=63' <<<"$out")"
 out=$(ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 10.89.2.1) || tb_die "ping lost frames: $out"
 assert_eq "5 IPv4 replies" 1 "$(grep -c '5 received' <<<"$out")"
 
-tcpx() { # FROM TO ADDR PORT [BYTES]
-	local from=$1 to=$2 addr=$3 port=$4 n=${5:-4000000} out c rc=0
-	out=$TB_RUN/tcpx-$port.json
-	tb_tcpx_server "$to" "$addr:$port" "$out" || tb_die "tcpx server"
-	c=$(ip netns exec "$(tb_nsname "$from")" timeout 60 "$TCPX" client -d "$addr:$port" -n "$n" -m 1400) || rc=$?
-	wait "$TB_TCPX_PID" || rc=$?
-	echo "    $from -> $addr:$port client: $c server: $(cat "$out")"
-	assert_eq "tcpx $from -> $addr: exit codes" 0 "$rc"
-	assert_json .bytes "$n" "$c"
-	assert_json .ok true "$(cat "$out")"
-	assert_json .bytes "$n" "$(cat "$out")"
-}
-tcpx cli srv 10.89.2.1 7101
-tcpx cli srv '[fd89:2::1]' 7102
-tcpx srv cli 10.89.1.1 7103
-tcpx srv cli '[fd89:1::1]' 7104
+tb_tcpx cli srv 10.89.2.1 7101
+tb_tcpx cli srv '[fd89:2::1]' 7102
+tb_tcpx srv cli 10.89.1.1 7103
+tb_tcpx srv cli '[fd89:1::1]' 7104
 
 st=$(tb_ctlj dut stats)
 echo "p0 kernel path: $(jq -c '.data.ports[0].paths.kernel' <<<"$st")"
@@ -158,7 +146,7 @@ assert_eq "show config has route p0 path xsk" 1 \
 k0=$(tb_kstat dut p0 rx_packets)
 out=$(tb_routed_ping dut "$cli" 10.89.2.1) || tb_die "no IPv4 ping reply on xsk: $out"
 assert_eq "IPv4 reply TTL on xsk" 1 "$(grep -c 'ttl=63' <<<"$out")"
-tcpx cli srv '[fd89:2::1]' 7105
+tb_tcpx cli srv '[fd89:2::1]' 7105
 assert_eq "no kernel-path frame on xsk" "$k0" "$(tb_kstat dut p0 rx_packets)"
 
 # switching path under traffic loses nothing: a ping every 20 ms and a TCP
@@ -181,7 +169,7 @@ sw=$!
 tb_track "$sw"
 port=7200
 while kill -0 "$sw" 2>/dev/null; do
-	tcpx cli srv 10.89.2.1 $((port++)) 20000000
+	tb_tcpx cli srv 10.89.2.1 $((port++)) 20000000
 done
 assert_ge "transfers during the switches" 2 $((port - 7200))
 wait "$sw" || tb_die "path switching failed"

@@ -13,19 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/assert.sh"
 
 tb_init
-tb_routed 87
-# a DEVMAP redirect into a veth arrives only if its peer has GRO or XDP
-ip netns exec "$cli" ethtool -K "$C0" gro on >/dev/null
-ip netns exec "$srv" ethtool -K "$S0" gro on >/dev/null
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
-
-tb_ferryd dut dut
-tb_do dut workers 1 >/dev/null
-tb_do dut port add p0 dev "$D0" >/dev/null
-tb_do dut port add p1 dev "$D1" >/dev/null
-tb_do dut route p0 path kernel >/dev/null
-tb_do dut route p1 path kernel >/dev/null
-
+tb_routed_kernel 87
 
 assert_eq "p0 path kernel" kernel "$(tb_pshow dut p0 path)"
 assert_eq "p1 path kernel" kernel "$(tb_pshow dut p1 path)"
@@ -69,20 +57,8 @@ out=$(tb_routed_ping dut "$srv" fd87:1::1) || tb_die "no IPv6 ping reply srv->cl
 out=$(ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 10.87.2.1) || tb_die "ping lost frames: $out"
 assert_eq "5 IPv4 replies" 1 "$(grep -c '5 received' <<<"$out")"
 
-tcpx() { # FROM TO ADDR PORT
-	local from=$1 to=$2 addr=$3 port=$4 n=4000000 out c rc=0
-	out=$TB_RUN/tcpx-$port.json
-	tb_tcpx_server "$to" "$addr:$port" "$out" || tb_die "tcpx server"
-	c=$(ip netns exec "$(tb_nsname "$from")" timeout 60 "$TCPX" client -d "$addr:$port" -n "$n" -m 1400) || rc=$?
-	wait "$TB_TCPX_PID" || rc=$?
-	echo "    $from -> $addr:$port client: $c server: $(cat "$out")"
-	assert_eq "tcpx $from -> $addr: exit codes" 0 "$rc"
-	assert_json .bytes "$n" "$c"
-	assert_json .ok true "$(cat "$out")"
-	assert_json .bytes "$n" "$(cat "$out")"
-}
-tcpx cli srv 10.87.2.1 7201
-tcpx srv cli '[fd87:1::1]' 7202
+tb_tcpx cli srv 10.87.2.1 7201
+tb_tcpx srv cli '[fd87:1::1]' 7202
 
 echo "p0 kernel path: $(tb_ctlj dut stats | jq -c '.data.ports[0].paths.kernel')"
 assert_ge "p0 kernel rx" 1000 "$(tb_kstat dut p0 rx_packets)"
