@@ -305,6 +305,12 @@ bench_paths() {
 		# shellcheck disable=SC2086 # the values, one word each
 		record "$row" ${vals[$row]}
 	done
+	# The rows of one run were measured seconds apart: their ratio
+	# run by run shrugs off what this shared host does between runs,
+	# which the ratio of two medians does not.
+	EXTRA[p_auto_runs]=$(paste <(tr ' ' '\n' <<<"${vals[p_devmap]}") \
+		<(tr ' ' '\n' <<<"${vals[p_ferry_auto]}") |
+		awk 'NF == 2 && $1 > 0 { printf "%.3f\n", $2 / $1 }' | sort -n | tr '\n' ' ')
 }
 
 bench_testpmd() {
@@ -523,6 +529,10 @@ if [[ -n ${MED[p_devmap]:-} ]]; then
 	done
 	echo "paths: ferry auto (path ${EXTRA[p_ferry_auto_path]:-?}) / devmap = $(ratio p_ferry_auto p_devmap);" \
 		"ferry xsk / testpmd = $(ratio p_ferry p_testpmd); ferry auto / testpmd = $(ratio p_ferry_auto p_testpmd)"
+	if [[ -n ${EXTRA[p_auto_runs]:-} ]]; then
+		echo "paths: ferry auto / devmap run by run (sorted): ${EXTRA[p_auto_runs]}; median" \
+			"$(awk '{ n = split($0, a, " "); printf "%.3f", n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }' <<<"${EXTRA[p_auto_runs]}")"
+	fi
 fi
 if [[ -n ${MED[cap_off]:-} ]]; then
 	echo
