@@ -64,21 +64,23 @@ echo "p0 kernel path: $(tb_ctlj dut stats | jq -c '.data.ports[0].paths.kernel')
 assert_ge "p0 kernel rx" 1000 "$(tb_kstat dut p0 rx_packets)"
 assert_ge "p1 kernel rx" 1000 "$(tb_kstat dut p1 rx_packets)"
 assert_ge "p0 fib fwd" 1000 "$(tb_kstat dut p0 fib.fwd)"
-# Each egress's tx against the other port's rx, from one snapshot. Known
-# gap, not yet explained: in one CI run of 2026-12-02 (ASan ferryd) p0's
-# tx after the restart and a stats reset fell 24 frames short of p1's rx
-# (3641 of 3665); plain builds and later ASan runs agree to the frame.
-# So: never more sent than redirected, and the shortfall printed and
-# bounded (1%) instead of asserted zero, until it is understood.
+# Each egress's tx against the other port's rx, from one snapshot: what
+# the ingress redirected is what the egress sent, plus what the egress
+# driver refused (xmit_drops: a full veth ring under a TCP burst) and the
+# redirects that failed. Once, in a CI run of 2026-12-02 (ASan ferryd),
+# tx fell 24 of 3665 short of rx with the drops not printed, so whether
+# they were drops is not known: the shortfall beyond them is printed and
+# bounded (1%) rather than asserted zero.
 tb_wait_quiet dut
 st=$(tb_ctlj dut stats)
 k() { jq -r --arg p "$1" "[.data.ports[] | select(.name == \$p) | .paths.kernel.$2] | first // 0" <<<"$st"; }
 for pair in "p0 p1" "p1 p0"; do
 	read -r in out <<<"$pair"
 	rx=$(k "$in" rx_packets) tx=$(k "$out" tx_packets)
-	echo "TAKEOVER_ROUTE_KERNEL_TX_SHORT $in->$out: $((rx - tx)) of $rx"
+	lost=$(($(k "$in" xmit_drops) + $(k "$in" xdp_redirect_err)))
+	echo "TAKEOVER_ROUTE_KERNEL_TX_SHORT $in->$out: $((rx - tx - lost)) of $rx (drops and errors: $lost)"
 	assert_le "$out kernel tx <= $in kernel rx" "$rx" "$tx"
-	assert_le "$in -> $out: tx short by at most 1%" $((rx / 100)) $((rx - tx))
+	assert_le "$in -> $out: tx short, beyond drops, by at most 1%" $((rx / 100)) $((rx - tx - lost))
 done
 
 tb_do dut shutdown >/dev/null
