@@ -3,7 +3,7 @@
 # rules in a port's table (ACL and steering rules share it), the linear
 # walk beside the bit-vector matcher, in the same run: build/bench/acl_bench
 # loads the classifier object ferryd loads, installs N rules with each
-# matcher as the daemon does (dataplane/rulecls.c) and times a 64-byte UDP
+# matcher as the daemon does (dataplane/rules/rulecls.c) and times a 64-byte UDP
 # frame that no rule matches (every rule walked: the worst case for the
 # walk, and the case of every frame an ACL lets through) with
 # BPF_PROG_TEST_RUN (repeat R, the program alone, no NIC).
@@ -62,4 +62,4 @@ for n in "${RULES[@]}"; do
 	printf '%6s %10s %10s %14s %11s %11s\n' "$n" "$l" "$b" "$(ratio "$l" "$b")" \
 		"$( [[ -n $l1 ]] && ratio "$l" "$l1" || echo -)" "$( [[ -n $b1 ]] && ratio "$b" "$b1" || echo -)"
 done
-echo "ferryd walks tables of up to FERRY_CLS_LINEAR_MAX rules (dataplane/rulecls.h) and uses the bit-vector matcher above"
+echo "ferryd walks tables of up to FERRY_CLS_LINEAR_MAX rules (dataplane/rules/rulecls.h) and uses the bit-vector matcher above"

@@ -7,7 +7,7 @@
 #     256: ferry_worker_poll_once and everything it calls);
 #   - capture_bench's worker_burst() with no capture, with a capture whose
 #     filter matches nothing, 1% (3 frames a burst of 256) and 100%, each
-#     with ferry's filter evaluator (dataplane/capture_filter.c) and with
+#     with ferry's filter evaluator (dataplane/capture/capture_filter.c) and with
 #     libpcap's bpf_filter() on the same compiled program;
 #   - more filter shapes on the same frames, matching none of them, with
 #     both evaluators;

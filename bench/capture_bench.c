@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * capture_bench - pushes synthetic frames through a capture the way a
- * worker will (dataplane/capture.h): per burst of FERRY_BURST frames, one
+ * worker will (dataplane/capture/capture.h): per burst of FERRY_BURST frames, one
  * load of the queue's tap pointer, and only if it is set one
  * ferry_capture_pkt() per frame. worker_burst() is that per-burst step;
  * bench/capture.sh counts its instructions with callgrind, and those of

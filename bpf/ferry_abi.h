@@ -422,7 +422,7 @@ struct ferry_gen_ctr {
 };
 
 /*
- * Splice proxy (bpf/ferry_proxy.bpf.c, dataplane/proxy.c). Flow slot i owns
+ * Splice proxy (bpf/ferry_proxy.bpf.c, dataplane/local/proxy.c). Flow slot i owns
  * keys 2i (client socket) and 2i+1 (backend socket) of the sockmap, and
  * entry i of the counter and control arrays. Direction 0 is client ->
  * backend (bytes the client socket received, sent out of the backend

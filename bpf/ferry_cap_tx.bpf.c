@@ -7,7 +7,7 @@
  * the DEVMAP entry's own program, which the kernel runs on each frame just
  * before the egress driver's ndo_xdp_xmit.
  *
- * One object per running tx capture, loaded by dataplane/capture_ctl.c
+ * One object per running tx capture, loaded by dataplane/core/capture_ctl.c
  * when the capture starts and closed when it ends; its program is in the
  * DEVMAP entries that point at the captured port only meanwhile
  * (kpath.c: ferry_kpath_tx_prog), so with no tx capture the kernel path

@@ -10,7 +10,7 @@
  * flags' upper 32 bits carry cap_len (in an XDP program the helper is the
  * kernel's bpf_xdp_event_output; bpf_xdp_output(), which xdp-tools'
  * xdpdump calls, is the same for fentry/fexit programs and is refused in
- * XDP programs: "program of this type cannot use helper", seen here). Userspace (dataplane/capture_xdp.c)
+ * XDP programs: "program of this type cannot use helper", seen here). Userspace (dataplane/capture/capture_xdp.c)
  * reads the samples with libbpf's perf_buffer and queues them into the
  * capture's rings. A perf sample's raw data is padded to 8 bytes, so a
  * sample may be a few bytes longer than the record and its bytes.

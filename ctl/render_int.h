@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
+
 /* `help`: one line per command, never wider than this. */
 #define HELP_LIST_WIDTH 100
 

@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include "render.h"
-
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 /* ---- text ---- */
 

@@ -244,10 +244,10 @@ static int cmd_acl_add(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	rc = ferry_acl_add(CMD_F(ctx), &ap, err);
+	rc = ferry_acl_add(ferry_rules(CMD_F(ctx)), &ap, err);
 	if (rc)
 		return rc;
-	*data = ferry_acl_show(CMD_F(ctx), ap.name, err);
+	*data = ferry_acl_show(ferry_rules(CMD_F(ctx)), ap.name, err);
 	return 0;
 }
 
@@ -258,7 +258,7 @@ static int cmd_acl_del(void *ctx, int argc, char **argv, json_t **data,
 	int rc = cmd_parse(&acl_del_syntax, argc, argv, &p, err);
 
 	(void)data;
-	return rc ? rc : ferry_acl_del(CMD_F(ctx), p.name, err);
+	return rc ? rc : ferry_acl_del(ferry_rules(CMD_F(ctx)), p.name, err);
 }
 
 static int cmd_acl_show(void *ctx, int argc, char **argv, json_t **data,
@@ -269,7 +269,7 @@ static int cmd_acl_show(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	*data = ferry_acl_show(CMD_F(ctx), p.name, err);
+	*data = ferry_acl_show(ferry_rules(CMD_F(ctx)), p.name, err);
 	return *data ? 0 : -ENOENT;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cmd_capture.c - `capture start|stop|show`: arguments parsed here, the
- * capture made and wired into the workers by dataplane/capture_ctl.c.
+ * capture made and wired into the workers by dataplane/core/capture_ctl.c.
  * Captures are runtime state: `show config` and `save` leave them out.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cmd_proxy.c - `proxy add|del|show`: argument checks, then the proxy
- * object (dataplane/proxy.c) under its lock.
+ * object (dataplane/local/proxy.c) under its lock.
  */
 #include <errno.h>
 #include <stddef.h>

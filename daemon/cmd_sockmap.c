@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cmd_sockmap.c - `sockmap attach|detach|show`: arguments are parsed and
- * checked here, the rest (cgroup, kernel support) by dataplane/sockmap.c,
+ * checked here, the rest (cgroup, kernel support) by dataplane/local/sockmap.c,
  * before anything is attached.
  */
 #include <errno.h>

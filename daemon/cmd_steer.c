@@ -169,10 +169,10 @@ static int cmd_steer_add(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	rc = ferry_steer_add(CMD_F(ctx), &sp, err);
+	rc = ferry_steer_add(ferry_rules(CMD_F(ctx)), &sp, err);
 	if (rc)
 		return rc;
-	*data = ferry_steer_show(CMD_F(ctx), sp.name, err);
+	*data = ferry_steer_show(ferry_rules(CMD_F(ctx)), sp.name, err);
 	return 0;
 }
 
@@ -182,7 +182,7 @@ static int cmd_steer_del(void *ctx, int argc, char **argv, json_t **data,
 	struct steer_name_params p;
 	int rc = cmd_parse(&steer_del_syntax, argc, argv, &p, err);
 
-	return rc ? rc : ferry_steer_del(CMD_F(ctx), p.name, err);
+	return rc ? rc : ferry_steer_del(ferry_rules(CMD_F(ctx)), p.name, err);
 }
 
 static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
@@ -193,7 +193,7 @@ static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
 
 	if (rc)
 		return rc;
-	*data = ferry_steer_show(CMD_F(ctx), p.name, err);
+	*data = ferry_steer_show(ferry_rules(CMD_F(ctx)), p.name, err);
 	return *data ? 0 : -ENOENT;
 }
 
@@ -208,12 +208,14 @@ static void steer_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 	int i, j, rc;
 
 	for (i = 0; i < ferry_port_count(ctx->f); i++)
-		for (j = 0; (rc = ferry_steer_get(ctx->f, i, j, &sp)) >= 0;
+		for (j = 0; (rc = ferry_steer_get(ferry_rules(ctx->f), i, j,
+						  &sp)) >= 0;
 		     j++) {
 			if (rc == 0)
 				cmd_buf_line(b, "steer add", &steer_add_syntax,
 					     &sp);
-			else if (ferry_acl_get(ctx->f, i, j, &ap) == 0)
+			else if (ferry_acl_get(ferry_rules(ctx->f), i, j,
+					       &ap) == 0)
 				cmd_buf_line(b, "acl add", &cmd_acl_add_syntax,
 					     &ap);
 		}

@@ -20,7 +20,7 @@ struct cmd_module;
 /* What every handler gets as ctx. */
 struct ferryd_ctx {
 	struct ferry *f;
-	struct ferry_proxy *proxy; /* splice proxy (dataplane/proxy.h) */
+	struct ferry_proxy *proxy; /* splice proxy (dataplane/local/proxy.h) */
 	struct ferry_sockmap *sm;  /* local TCP flow acceleration */
 	struct ctl_server *srv;	   /* NULL while the config file is applied */
 	int stop; /* set by `shutdown` before the server runs */

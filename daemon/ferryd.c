@@ -267,13 +267,13 @@ int main(int argc, char **argv)
 	}
 	if (config) {
 		/* Rules go to the classifiers once, after the last line. */
-		ferry_rules_hold(ctx->f, true, NULL);
+		ferry_rules_hold(ferry_rules(ctx->f), true, NULL);
 		rc = ctl_run_file(ctx->cmds, ctx->n_cmds, ctx, config, &lineno,
 				  &err);
 		if (!rc)
-			rc = ferry_rules_hold(ctx->f, false, &err);
+			rc = ferry_rules_hold(ferry_rules(ctx->f), false, &err);
 		else
-			ferry_rules_hold(ctx->f, false, NULL);
+			ferry_rules_hold(ferry_rules(ctx->f), false, NULL);
 		if (rc) {
 			log_err("%s: %s", config, err.msg);
 			rc = 1;

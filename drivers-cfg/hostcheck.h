@@ -18,7 +18,7 @@
 
 #include "ferry_err.h"
 
-/* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/worker.c */
+/* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/fastpath/worker.c */
 #define FERRY_HOSTCHECK_UMEM_MB 32
 
 /* Each returns 1 supported, 0 not, -errno when it could not tell. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_acl - the rule table of the classifier (bpf/ferry_xdp.bpf.c, the
- * object the daemon loads), installed by dataplane/rulecls.c as the daemon
+ * object the daemon loads), installed by dataplane/rules/rulecls.c as the daemon
  * installs it, and run on canned frames with BPF_PROG_TEST_RUN. Every case
  * runs under both matchers (the linear walk and the bit-vector lookup):
  * first match wins, port ranges at their edges, IPv4 and IPv6 prefixes

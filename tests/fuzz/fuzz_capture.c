@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * fuzz_capture.c - libFuzzer target for the capture's inputs: XDP capture
- * records (dataplane/capture_xdp.c, bytes a BPF program wrote) and frames
+ * records (dataplane/capture/capture_xdp.c, bytes a BPF program wrote) and frames
  * of any length and segmentation through the filter and the ring copy
- * (dataplane/capture.c), then the pcapng writer (pcapng.c, to /dev/null).
+ * (dataplane/capture/capture.c), then the pcapng writer (pcapng.c, to /dev/null).
  *
  * Input: byte 0 picks the case; for a frame, bytes 1-2 say where to cut it
  * into up to three segments. What must hold for any input:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * fuzz_cfilter.c - libFuzzer target: ferry's evaluator of compiled capture
- * filters (dataplane/capture_filter.c) against libpcap's bpf_filter(), the
+ * filters (dataplane/capture/capture_filter.c) against libpcap's bpf_filter(), the
  * definition it must agree with, on any frame the fuzzer makes.
  *
  * Input: byte 0 picks how much of the frame was captured (buflen may be

@@ -2,7 +2,7 @@
 /*
  * prefix_mask.h - the reference prefix mask of the FIB unit test and
  * benchmark: clears every bit of a 16-byte key past len. Written apart
- * from dataplane/fib.c's own on purpose, so the tests check it rather
+ * from dataplane/fib/fib.c's own on purpose, so the tests check it rather
  * than repeat it.
  */
 #ifndef FERRY_TEST_PREFIX_MASK_H

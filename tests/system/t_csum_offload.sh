@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Both hosts keep TX checksum offload on (veth's default, every container's):
 # their TCP/UDP frames reach the dut with partial checksums, which the
-# worker completes (dataplane/csum.h). TCP over IPv4 and IPv6 and UDP
+# worker completes (dataplane/fastpath/csum.h). TCP over IPv4 and IPv6 and UDP
 # datagrams cross cli -- dut (xconnect both ways) -- srv intact, and neither
 # host counts a checksum error. Static neighbours: ARP need not cross.
 set -euo pipefail

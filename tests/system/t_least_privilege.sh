@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Least privilege: once set up, ferryd's control thread keeps only the
-# run-time capabilities (dataplane/privs.h), its workers none, and it still
+# run-time capabilities (base/privs.h), its workers none, and it still
 # does everything (ports, xconnect, steering, generator: the other system
 # tests run this way too). A command that would need a dropped capability
 # fails with an error that names it: `save` into a directory root may write

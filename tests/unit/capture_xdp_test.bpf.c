@@ -3,7 +3,7 @@
  * capture_xdp_test - the classifier's capture call as bpf/ferry_capture_abi.h
  * sketches it, alone in a program, so the unit test can run it with
  * BPF_PROG_TEST_RUN and read what the kernel really emits through
- * dataplane/capture_xdp.c. The reason and action come from
+ * dataplane/capture/capture_xdp.c. The reason and action come from
  * rodata; the real classifier passes its own verdict.
  */
 #include <linux/bpf.h>

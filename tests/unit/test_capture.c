@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_capture - the capture core (dataplane/capture.c), its pcapng writer
+ * test_capture - the capture core (dataplane/capture/capture.c), its pcapng writer
  * (pcapng.c) and the XDP record consumer (capture_xdp.c), without a
  * daemon: frames are pushed the way a worker would, and the files are read
  * back by readers that are not ferry's: libpcap (pcap_open_offline), the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_capture_filter - the capture's filter evaluator
- * (dataplane/capture_filter.c) against libpcap's own bpf_filter(), bit for
+ * (dataplane/capture/capture_filter.c) against libpcap's own bpf_filter(), bit for
  * bit: every answer the two give must be the same number.
  *
  *   - tcpdump expressions (protocols, hosts, nets, ports, port ranges,

@@ -3,7 +3,7 @@
  * test_capture_xdp - the XDP capture record through the kernel: a program
  * making the classifier's capture call (capture_xdp_test.bpf.c) runs on a
  * frame with BPF_PROG_TEST_RUN, the kernel's bpf_perf_event_output() emits the
- * sample into a perf event array, dataplane/capture_xdp.c reads it with
+ * sample into a perf event array, dataplane/capture/capture_xdp.c reads it with
  * libbpf's perf_buffer on its thread, and the capture writes the file,
  * whose blocks are walked here (libpcap's headers clash with the kernel's
  * <linux/bpf.h> over struct bpf_insn; test_capture reads with libpcap). Checks the record layout, the sample's padding

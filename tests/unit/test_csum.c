@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_csum.c - partial TCP/UDP checksums completed in userspace
- * (dataplane/csum.h), against a plain byte-by-byte recompute: IPv4 and
+ * (dataplane/fastpath/csum.h), against a plain byte-by-byte recompute: IPv4 and
  * IPv6, TCP and UDP, odd lengths, VLAN tags, frames split into segments at
  * odd offsets (multi-buffer chains); correct frames never altered.
  */

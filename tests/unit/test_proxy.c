@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_proxy - the splice proxy's address grammar (ferry_proxy_addr_parse
- * and ferry_proxy_addr_text in dataplane/proxy.c): what `proxy add` accepts
+ * and ferry_proxy_addr_text in dataplane/local/proxy.c): what `proxy add` accepts
  * and the text `show config` writes back, which must parse to the same
  * address.
  */

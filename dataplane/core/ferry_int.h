@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ferry_int.h - the daemon object's insides, shared by ferry.c and report.c. */
+#ifndef FERRY_FERRY_INT_H
+#define FERRY_FERRY_INT_H
+
+#include "ferry.h"
+#include "kpath.h"
+#include "steer.h"
+#include "port.h"
+#include "port_dpdk.h"
+#include "worker.h"
+#include "ferry_err.h"
+
+/* Hot restart state (takeover.h); all zero when no takeover is going on. */
+struct ferry_handover {
+	/* new side */
+	uint32_t adopt_pid; /* adopting this ferryd's ports; 0: not */
+	int (*release)(void *arg, struct ferry_err *msg);
+	void *release_arg;
+	bool release_done;
+	/* old side */
+	bool released;	       /* sockets closed for a successor */
+	uint64_t resume_at_ns; /* released: resume by itself after this */
+	bool handed_over;      /* committed: exit leaves XDP attached */
+	bool keep_pins;	       /* destroy leaves the pins (either side) */
+};
+
+/*
+ * Counters since ferryd started: live ports and every port deleted or
+ * failed before now, untouched by `stats reset`. What a soak sums to check
+ * that every frame is accounted for across configuration changes.
+ */
+struct ferry_ledger {
+	struct ferry_queue_ctrs q;
+	struct ferry_xsk_ctrs x;
+	uint64_t verdicts[FERRY_R__COUNT];
+	uint64_t ports_retired;
+	/* frames a failed port's rings held when its sockets were closed */
+	uint64_t rx_abandoned, tx_abandoned;
+	/* UMEMs of workers no longer there (see struct ferry_worker) */
+	uint64_t umem_closed, umem_frames_lost;
+	struct ferry_kpath_raw kpath; /* the kernel path (kpath.h) */
+};
+
+struct ferry {
+	struct ferry_workers workers; /* fastpath/worker.h */
+	struct ferry_ports ports;     /* port/port.h */
+	uint64_t last_tick_ns;
+	uint64_t verdict_scratch[FERRY_R__COUNT];
+	struct ferry_handover ho;    /* hot restart, either side (takeover.c) */
+	struct ferry_dpdk *dpdk;     /* EAL, once a DPDK port was asked for */
+	struct ferry_ledger retired; /* ports no longer in ports[] */
+	int ifreq_fd;		     /* for SIOCGIFFLAGS/SIOCGIFMTU; -1: none */
+	struct ferry_router *router; /* with the first route port (router.h) */
+	struct ferry_cap_run *captures; /* capture_ctl.c */
+	struct ferry_rules rules; /* every port's rule table (rules/steer.h) */
+};
+
+struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
+
+/*
+ * Binds p's sockets on their workers (insert: and puts them into the
+ * XSKMAP); 0 or -errno with msg, sockets bound so far left for the caller
+ * to close (ferry_port_sockets_close).
+ */
+int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
+			    struct ferry_err *msg);
+/*
+ * Hot restart: the worker threads end (sockets must be gone) and come
+ * back on the same CPUs; a parked or idle worker would still take CPU
+ * time from the successor's on the same CPU.
+ */
+void ferry_workers_stop(struct ferry *f);
+int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
+/* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
+int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p,
+			     struct ferry_err *msg);
+/* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
+void ferry_port_sockets_close(struct ferry_port *p);
+/* Waits (bounded) until p's RX rings are read and TX rings sent. */
+void ferry_port_drain(struct ferry_port *p);
+/*
+ * The interface under p is gone: its sockets and program are closed, its
+ * counters go to the ledger, and the port stays in the table as `failed`
+ * with why until `port del`.
+ */
+void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why);
+/* Adds p's counters since it was added to the ledger (f->retired). */
+void ferry_port_retire(struct ferry *f, struct ferry_port *p);
+
+/* The once-a-second watch over every port (port/health.h); fails the
+ * ports whose interface is gone. */
+void ferry_health_check(struct ferry *f);
+
+#endif /* FERRY_FERRY_INT_H */

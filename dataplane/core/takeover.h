@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * takeover.h - hot restart: a new ferryd (`ferryd --takeover`) adopts the
+ * ports of a running one without detaching XDP.
+ *
+ * An (interface, queue) takes one AF_XDP buffer pool, so the two daemons'
+ * sockets cannot overlap: the old one closes its sockets ("release"), the
+ * new one binds its own, fills the XSKMAP and swaps its classifier in for
+ * the old one's (XDP_FLAGS_REPLACE). Between the two, the classifier finds
+ * no socket and passes frames to the kernel, counted as pass_no_xsk: the
+ * frames a takeover loses.
+ *
+ * The XSKMAP and the verdict counters of each port are pinned in bpffs
+ * (FERRY_PIN_ROOT/<ifname>/), with the program and its config map; the new
+ * daemon recognises the old one's program by its pin, its skeleton reuses
+ * the pinned maps, so the counters carry on across the restart and the new
+ * sockets receive through the old program until the swap. Without bpffs a
+ * takeover is refused (the old program cannot be recognised).
+ *
+ * Old side: `handover begin` (pid and running configuration), `handover
+ * release` (sockets closed, XDP left attached), then `handover commit`
+ * (exit 0, leaving XDP and pins to the successor) or `handover abort` (the
+ * sockets come back). Without a commit within FERRY_HANDOVER_TIMEOUT_MS of
+ * the release, the old daemon resumes by itself.
+ */
+#ifndef FERRY_TAKEOVER_H
+#define FERRY_TAKEOVER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferry_err.h"
+#include "pins.h"
+
+#define FERRY_HANDOVER_TIMEOUT_MS 5000
+
+struct ferry;
+struct ferry_port;
+
+/* ---- old side ---- */
+
+/* *out = {"pid":N} (the daemon adds "config", its command lines); 0 or
+ * -errno with msg. Changes nothing. */
+int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg);
+/*
+ * Closes every port's sockets, leaving XDP attached, and parks the
+ * workers; *dropped: frames lost at those sockets since the last stats
+ * reset (they are not counted anywhere else once this daemon is gone).
+ */
+int ferry_handover_release(struct ferry *f, uint64_t *dropped,
+			   struct ferry_err *msg);
+/* Reopens the sockets after a release (abort or timeout); 0 or -errno. */
+int ferry_handover_resume(struct ferry *f, struct ferry_err *msg);
+/* After a release: the successor owns XDP and pins; exit leaves them. */
+int ferry_handover_commit(struct ferry *f, struct ferry_err *msg);
+/* From the tick: resumes when a release was not committed in time. */
+void ferry_handover_tick(struct ferry *f);
+
+/* ---- new side ---- */
+
+typedef int (*ferry_release_fn)(void *arg, struct ferry_err *msg);
+/*
+ * Ports added from now on adopt the XDP programs of ferryd old_pid: they
+ * only load their classifier (reusing pins) and wait, with their app.
+ */
+void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
+			  ferry_release_fn release, void *arg);
+/*
+ * Then, all at once: release(arg) (the old daemon closes its sockets),
+ * every port's sockets bound, apps set, XSKMAPs filled, each program
+ * swapped in; 0 or -errno with msg.
+ */
+int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg);
+/* After a failed takeover: destroy leaves pins to the old daemon. */
+void ferry_takeover_keep_pins(struct ferry *f);
+bool ferry_takeover_released(const struct ferry *f);
+
+#endif /* FERRY_TAKEOVER_H */

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * port.h - a port: one interface, ferry's XDP classifier attached to it,
+ * and one AF_XDP socket per configured RX queue (held by the queue's
+ * worker as a struct ferry_pq).
+ *
+ * Attaching refuses to replace a program ferry did not load. A ferry
+ * program whose ferryd is gone (killed with SIGKILL) is recognised by its
+ * name, its config map and the owner PID in that map, and replaced
+ * atomically (XDP_FLAGS_REPLACE).
+ */
+#ifndef FERRY_PORT_H
+#define FERRY_PORT_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ferry_abi.h"
+#include "gen.h"
+#include "profiles.h"
+#include "worker.h"
+#include "xsk.h"
+#include "ferry_err.h"
+
+#define FERRY_NAME_MAX 32
+
+#define XSK_RING_SIZE 2048
+_Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
+	       "AF_XDP rings must be a power of two");
+/* Descriptors per copy-mode TX kick (the kernel's default is 32). */
+#define XSK_TX_BUDGET 256
+
+struct ferry_port_params {
+	const char *name;
+	const char *ifname;
+	bool queues_given;
+	uint32_t q_first;
+	uint32_t n_queues;
+	enum ferry_xsk_mode mode;
+	bool xdp_generic;
+	bool xdp_given; /* else the driver profile picks native or generic */
+	bool busy_poll;
+	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
+	bool dpdk;	      /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
+	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
+	uint8_t spread_via;   /* enum ferry_spread_via */
+	bool xdp_restore; /* put our program back if another tool takes it */
+};
+
+/*
+ * Which path an xconnect's frames take: through the AF_XDP sockets and a
+ * worker (xsk), or redirected by the classifier into the egress device
+ * (kernel, a DEVMAP), which no worker touches. auto: kernel whenever
+ * nothing on the port needs a worker (dataplane/kpath/kpath.h says what does).
+ */
+#define FERRY_PATHS(X)                                                         \
+	X(AUTO, "auto")                                                        \
+	X(XSK, "xsk")                                                          \
+	X(KERNEL, "kernel")
+
+enum ferry_path {
+#define FERRY_PATH_ENUM(id, name) FERRY_PATH_##id,
+	FERRY_PATHS(FERRY_PATH_ENUM)
+#undef FERRY_PATH_ENUM
+		FERRY_PATH__COUNT
+};
+const char *ferry_path_name(enum ferry_path path);
+
+/* What `port show` says about a port: an X-macro, like every list. */
+#define FERRY_PORT_STATES(X)                                                   \
+	X(UP, "up")	    /* forwarding */                                   \
+	X(DOWN, "down")	    /* link down or XDP program lost; may come back */ \
+	X(FAILED, "failed") /* interface gone: `port del` then `port add` */
+
+enum ferry_port_state {
+#define FERRY_PORT_STATE_ENUM(id, name) FERRY_PORT_##id,
+	FERRY_PORT_STATES(FERRY_PORT_STATE_ENUM)
+#undef FERRY_PORT_STATE_ENUM
+};
+
+struct ferry_xdp_bpf; /* skeleton */
+struct bpf_link;
+struct ferry_steer_table;
+struct ferry_dpdk_port;
+
+/* The ports of one ferryd, in the order they were added: the registry
+ * core/ owns and the feature modules read (control thread only). */
+struct ferry_ports {
+	struct ferry_port *v[FERRY_MAX_PORTS];
+	int n;
+};
+
+struct ferry_port *ferry_ports_find(const struct ferry_ports *ps,
+				    const char *name);
+
+struct ferry_port {
+	/* identity */
+	char name[FERRY_NAME_MAX];
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint8_t mac[6];
+	char driver[32];
+	const struct ferry_driver_profile *profile;
+	int numa_node;
+	/*
+	 * configuration: what `port add` asked for, as it asked (name and
+	 * ifname point at the arrays above; req.xdp_given false: the driver
+	 * profile chose), then what the port got from it
+	 */
+	struct ferry_port_params req;
+	uint32_t q_first;
+	uint32_t n_queues;
+	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
+	bool xdp_generic;
+	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
+	enum ferry_app app;
+	struct ferry_port *peer; /* egress of XCONNECT */
+	/* xconnect's path (kpath.h): as asked, in use, and why */
+	enum ferry_path path_req;
+	enum ferry_path path; /* FERRY_PATH_XSK or _KERNEL */
+	char path_why[200];
+	struct ferry_kpath_acct *kacct; /* NULL until first needed */
+	/* state */
+	bool zerocopy;
+	bool hugepages;
+	bool tx_budget_set;
+	bool replaced_stale; /* took over from a killed ferryd */
+	uint32_t adopt_pid;  /* hot restart: may replace this live ferryd */
+	bool deferred;	     /* hot restart: XSKMAP and attach still to do */
+	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
+	struct ferry_xdp_bpf *skel;
+	uint32_t prog_id;
+	struct bpf_link *cpumap_tp;  /* NULL: enqueue drops not measured */
+	struct bpf_link *kfwd_tp[2]; /* redirect_err, devmap_xmit (kpath.c) */
+	bool kfwd_tp_seen; /* they were attached once: xmit_sent is counted */
+	struct ferry_steer_table *steer; /* NULL until the first steer rule */
+	struct ferry_pq *pq;		 /* n_queues of them */
+	uint64_t verdict_base[FERRY_R__COUNT];
+	/* software RSS (spread.c) */
+	uint8_t spread_n; /* sockets spread over; 0: not (or fell back) */
+	struct ferry_spread_rets *spread_rets;
+	char spread_note[192];	/* the probe's result, or why it fell back */
+	char numa_warning[256]; /* empty: workers on the NIC's node */
+	struct ferry_dpdk_port *dpdk; /* DPDK backend; NULL: native */
+	struct ferry_gen *gen;	      /* generator sending out of this port */
+	uint64_t gen_prev; /* sampler: generator frames at the last tick */
+	double gen_pps;
+	/* health, kept by the control thread's watch (health.c) */
+	enum ferry_port_state state;
+	bool link_down;
+	bool xdp_lost;
+	uint32_t mtu;
+	uint32_t foreign_prog_id; /* what we saw in our program's place */
+	char reason[160];	  /* why the port is not up; "" when it is */
+	struct ferry_port_events events;
+};
+
+/* Facts about an interface, for validation before anything changes. */
+struct ferry_ifinfo {
+	int ifindex;
+	uint32_t n_rxq;
+	int numa_node;
+	uint8_t mac[6];
+	char driver[32];
+};
+int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
+
+/*
+ * Loads the classifier for p (not yet attached) and checks that the
+ * interface is free: 0, or -EBUSY with msg when a foreign program or a live
+ * ferryd holds it.
+ */
+int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg);
+/*
+ * After the skeleton is loaded: attaches the xdp_cpumap_enqueue tracepoint
+ * program, which counts the drops of p's own CPUMAP; 0 or -errno.
+ */
+int ferry_port_cpumap_tp_attach(struct ferry_port *p);
+/* Points the maps of p's opened, not yet loaded skeleton where they
+ * belong; 0 or -errno. */
+typedef int (*ferry_skel_prep_fn)(struct ferry_port *p, void *arg);
+/*
+ * Opens, prepares (prep) and loads p->skel with the enqueue tracepoint
+ * program attached; when that fails, once more without it, with a warning:
+ * the tracepoint is an extra (a kernel without it or without BTF still
+ * steers). 0 with p->skel loaded, or -errno with p->skel NULL.
+ */
+int ferry_port_skel_load(struct ferry_port *p, ferry_skel_prep_fn prep,
+			 void *arg);
+/*
+ * The map of the loaded program prog_fd that matches m: its name as the
+ * kernel keeps it (15 characters), type, key, value and size, among the
+ * maps this process holds. An fd, or -errno (-ENOENT: none).
+ */
+int ferry_prog_map_fd(int prog_fd, const struct bpf_map *m);
+/* An fd of this process on BPF program (prog) or map id, dup'ed: -ENOENT
+ * when it holds none. Needs no privilege, unlike opening by id. */
+int ferry_bpf_own_fd(bool prog, uint32_t id);
+/* Puts a socket into the XSKMAP slot of its queue. */
+int ferry_port_xsk_insert(struct ferry_port *p, uint32_t queue, int fd);
+int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
+/*
+ * Takes all of p's sockets out of its XSKMAP: from then on the classifier
+ * passes p's frames to the kernel (pass_no_xsk). Redirects already under
+ * way finish within an RCU grace period (ferry_port_drain waits for one).
+ */
+void ferry_port_xsks_unmap(struct ferry_port *p);
+/* Attaches (replacing a stale ferry program); 0 or -errno with msg. */
+int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg);
+/* Detaches only if the attached program is still ours. */
+void ferry_port_xdp_detach(struct ferry_port *p);
+void ferry_port_xdp_unload(struct ferry_port *p);
+
+/*
+ * For a loader other than ferry (the DPDK PMD): 0 when ifindex has no XDP
+ * program, or only a stale ferry one (a dead ferryd's, recognised by its
+ * pin), whose fd is then in *stale_fd (else -1; the caller closes it);
+ * -EBUSY with msg when a foreign program or a live ferryd holds the
+ * interface, or a program is there and bpffs is not mounted.
+ */
+int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
+			      struct ferry_err *msg);
+/*
+ * Pins the program and config map of p's classifier as the interface's
+ * (takeover.h); for loaders other than ferry. Logs what it cannot pin.
+ */
+void ferry_port_xdp_pin(struct ferry_port *p, int prog_fd);
+
+/*
+ * The id of the program attached to p's interface in p's XDP mode (0: none),
+ * with its name when name is not NULL; 0 or -errno.
+ */
+int ferry_port_xdp_current(const struct ferry_port *p, uint32_t *id, char *name,
+			   size_t name_len);
+/*
+ * Puts p's loaded program back on its interface: attached anew when the
+ * interface has none, or swapped atomically for the program that took its
+ * place (only while that one is still there). 0 or -errno.
+ */
+int ferry_port_xdp_restore(struct ferry_port *p, uint32_t foreign_id);
+
+/*
+ * Whether the workers complete partial TCP/UDP checksums on this port's RX
+ * frames (dataplane/fastpath/csum.h): a veth hands over its peer's CHECKSUM_PARTIAL
+ * frames as bytes; a NIC's RX never does. One place for every socket of the
+ * port, the spread ones included.
+ */
+static inline bool ferry_port_csum_fix(const struct ferry_port *p)
+{
+	return !strcmp(p->driver, "veth");
+}
+
+/* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
+int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
+
+/* The operator's message for a socket that would not bind; returns err. */
+int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
+		    struct ferry_err *msg);
+/* Returns once every XDP program run begun before the call has ended (an
+ * RCU grace period), with the redirects it chose. */
+void ferry_xdp_runs_wait(void);
+/* Sets p's egress queues down (frames to them dropped as port_down) or up. */
+void ferry_port_set_down(struct ferry_port *p, bool down);
+/* Longest frame p's link takes, from its MTU; applied to every queue. */
+void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu);
+
+#endif /* FERRY_PORT_H */
