@@ -40,7 +40,7 @@ uint64_t ferry_allowed_cpus_ex(bool *beyond)
 	for (i = 0; i < CPU_SETSIZE; i++) {
 		if (!CPU_ISSET(i, &set))
 			continue;
-		if (i < FERRY_MAX_CPUS)
+		if (i < FERRY_CPU_MASK_BITS)
 			mask |= 1ull << i;
 		else if (beyond)
 			*beyond = true;

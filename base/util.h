@@ -20,10 +20,12 @@
 
 /*
  * ferry keeps CPU sets as 64-bit masks (worker CPUs, steering and spread
- * sets, the BPF side's CPUMAP keys): CPUs 0..63. A CPU at or above the
- * limit is refused where it is named, with this number in the message.
+ * sets, the BPF side's CPU sets, FERRY_MAX_CPUS in ferry_abi.h): CPUs
+ * 0..63. A CPU list naming one above is refused where it is parsed
+ * (ctl_parse_list); allowed CPUs above it are left out of
+ * ferry_allowed_cpus(), which ferryd says once at start.
  */
-#define FERRY_MAX_CPUS 64
+#define FERRY_CPU_MASK_BITS 64
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t ferry_now_ns(void);
@@ -33,7 +35,7 @@ bool ferry_name_ok(const char *s, size_t max);
 
 /*
  * CPUs this process may run on (sched_getaffinity), as a mask of the CPUs
- * below FERRY_MAX_CPUS. *beyond (may be NULL) says whether an allowed CPU at
+ * below FERRY_CPU_MASK_BITS. *beyond (may be NULL) says whether an allowed CPU at
  * or above the limit was left out of the mask.
  */
 uint64_t ferry_allowed_cpus_ex(bool *beyond);

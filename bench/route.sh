@@ -21,7 +21,7 @@
 #             routing (path auto would take the kernel path: s0 has XDP)
 # Ratios against kernel and against route (the worker path); then the cost
 # of d0's classifier per frame on each ferry row's path.
-# Then the table part (issue 13), its rows interleaved run by run, each run
+# Then the table part (the full routing table), its rows interleaved run by run, each run
 # setting its forwarder up afresh, ratios against its own kernel row:
 #   kernel    as above
 #   xdp_fib   bench/xdp_fib_fwd.bpf.o on d0: bpf_fib_lookup, TTL - 1, MACs,
@@ -193,7 +193,7 @@ measure() { # ROW
 	say "$row: ${vals[*]}"
 }
 
-# ---- table part: XDP FIB forwarder and the full table (issue 13) ---------
+# ---- table part: XDP FIB forwarder and the full table ------------------
 # Rows interleaved run by run (load drift on this shared host falls on every
 # row alike); each run sets its forwarder up, measures SECS, takes it down.
 

@@ -225,7 +225,7 @@ bench_ferry() {
 	record "$row" "${v[@]}"
 }
 
-# Capture (issue 16): ferry's row with a capture on p0 rx. cap_off none,
+# Capture: ferry's row with a capture on p0 rx. cap_off none,
 # cap_none a filter matching nothing, cap_1pct one flow of the generator's
 # 100, cap_all every frame; the capture's threads on their default CPUs
 # (those without a worker). cap_1pct_fwd is cap_1pct with them pinned to
@@ -264,7 +264,7 @@ bench_capture() {
 	done
 }
 
-# Part paths (issue 15): the bare DEVMAP program, ferry on path auto (the
+# Part paths: the bare DEVMAP program, ferry on path auto (the
 # kernel path), ferry on path xsk and testpmd, one run of each in turn.
 PATH_ROWS=(p_devmap p_ferry_auto p_ferry p_testpmd)
 PATH_RATE=

@@ -294,7 +294,7 @@ struct ferry_kfwd_ctr {
 };
 
 /*
- * The route app's in-kernel path (bpf/ferry_fib.h): with cfg.kernel_fwd set
+ * The route app's in-kernel path (bpf/ferry_fib.bpf.h): with cfg.kernel_fwd set
  * to FERRY_KFWD_FIB, an IP frame the classifier would hand to a route
  * port's socket is looked up with bpf_fib_lookup instead, rewritten (TTL /
  * hop limit, IPv4 checksum, MACs) and redirected into its egress through

@@ -623,7 +623,7 @@ __noinline int ferry_csum_complete(struct xdp_md *ctx,
 	return 1;
 }
 
-/* ---- capture (issue 16): frames no worker sees ---- */
+/* ---- capture: frames no worker sees ---- */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -863,9 +863,9 @@ static __always_inline int to_dev(struct xdp_md *ctx,
 	return XDP_REDIRECT;
 }
 
-#include "ferry_fib.h"
+#include "ferry_fib.bpf.h"
 
-/* The route app's kernel path (ferry_fib.h): the frame is redirected, or
+/* The route app's kernel path (ferry_fib.bpf.h): the frame is redirected, or
  * lost to a failed redirect after its rewrite, or goes on to the worker. */
 static __always_inline int fib_path(struct xdp_md *ctx,
 				    const struct ferry_pkt *pkt, __u64 bytes)

@@ -161,6 +161,7 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 {
 	int seen[MAX_ROWS] = {0}; /* word index of the key + 1 */
 	int i = 0, last_lit = -1, r, rc;
+	struct ferry_err why; /* a value's own message; err may be NULL */
 	size_t k;
 
 	if (s->n > MAX_ROWS)
@@ -278,13 +279,13 @@ int ctl_opt_parse(const struct ctl_syntax *s, int argc, char **argv,
 		if (!seen[k] || o->kind == CTL_OPT_LITERAL)
 			continue;
 		val = (o->flags & CTL_OPT_POSITIONAL) ? argv[at] : argv[at + 1];
-		err->msg[0] = 0;
-		rc = parse_value(o, val, params, err);
+		why.msg[0] = 0;
+		rc = parse_value(o, val, params, &why);
 		if (rc < 0) {
-			if (!err->msg[0])
-				ferry_fail(err, rc, "%s: '%s': %s", pos_name(o),
-					   val, strerror(-rc));
-			return rc;
+			if (why.msg[0])
+				return ferry_fail(err, rc, "%s", why.msg);
+			return ferry_fail(err, rc, "%s: '%s': %s", pos_name(o),
+					  val, strerror(-rc));
 		}
 		if (o->flags & CTL_OPT_GIVEN)
 			*(bool *)((char *)params + o->given_off) = true;

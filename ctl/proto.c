@@ -611,8 +611,9 @@ int ctl_parse_list(const char *s, uint64_t *mask, const char *what,
 		if (hi >= 64)
 			return ferry_fail(
 				err, -ERANGE,
-				"%s: %u is too large (ids go up to 63)", what,
-				hi);
+				"%s: %u is too large (ids go up to 63: ferry "
+				"keeps CPU and queue sets in 64-bit masks)",
+				what, hi);
 		for (i = lo; i <= hi; i++)
 			m |= UINT64_C(1) << i;
 		if (*p == '\0')

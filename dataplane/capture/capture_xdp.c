@@ -31,18 +31,6 @@ struct ferry_capture_xdp {
 	int stop;
 };
 
-static const char *const ctr_names[] = {
-#define FERRY_CAP_XDP_CTR_NAME(name) #name,
-	FERRY_CAPTURE_XDP_COUNTERS(FERRY_CAP_XDP_CTR_NAME)
-#undef FERRY_CAP_XDP_CTR_NAME
-};
-
-const char *ferry_capture_xdp_counter_name(unsigned i)
-{
-	return i < sizeof(ctr_names) / sizeof(ctr_names[0]) ? ctr_names[i]
-							    : NULL;
-}
-
 int ferry_capture_xdp_feed(struct ferry_capture_xdp *x, const void *data,
 			   size_t size)
 {

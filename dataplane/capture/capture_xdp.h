@@ -65,7 +65,6 @@ int ferry_capture_xdp_feed(struct ferry_capture_xdp *x, const void *data,
 
 void ferry_capture_xdp_ctrs(const struct ferry_capture_xdp *x,
 			    struct ferry_capture_xdp_ctrs *out);
-const char *ferry_capture_xdp_counter_name(unsigned i);
 
 /* Stops the thread; the capture's taps for this producer are retired. */
 void ferry_capture_xdp_destroy(struct ferry_capture_xdp *x);

@@ -281,16 +281,6 @@ static struct ferry_cap_run **run_find(struct ferry *f, const char *name)
 	return NULL;
 }
 
-int ferry_capture_n(const struct ferry *f)
-{
-	const struct ferry_cap_run *r;
-	int n = 0;
-
-	for (r = f->captures; r; r = r->next)
-		n++;
-	return n;
-}
-
 /*
  * The CPUs of a capture's threads: the one asked for, else the daemon's
  * CPUs that run no worker (a writer waking every millisecond on a worker's

@@ -49,6 +49,4 @@ void ferry_capture_tick(struct ferry *f);
 void ferry_captures_port_gone(struct ferry *f, const char *port);
 /* Ends them all (shutdown, before the ports go). */
 void ferry_captures_fini(struct ferry *f);
-int ferry_capture_n(const struct ferry *f);
-
 #endif /* FERRY_CAPTURE_CTL_H */

@@ -33,9 +33,13 @@
 /* How long a handover waits for the other daemon's queues to come free. */
 #define BIND_RETRY_MS 1000
 
+_Static_assert(FERRY_MAX_CPUS == FERRY_CPU_MASK_BITS,
+	       "the BPF side's CPU sets and userspace's CPU masks agree");
+
 struct ferry *ferry_create(void)
 {
 	struct ferry *f = calloc(1, sizeof(*f));
+	bool beyond;
 
 	if (!f)
 		return NULL;
@@ -43,6 +47,11 @@ struct ferry *ferry_create(void)
 	f->rules.ports = &f->ports;
 	f->workers.idle = FERRY_IDLE_BUSY;
 	f->last_tick_ns = ferry_now_ns();
+	ferry_allowed_cpus_ex(&beyond);
+	if (beyond)
+		log_warn("CPUs %d and above are allowed but not used: ferry "
+			 "keeps CPU sets in %d-bit masks",
+			 FERRY_CPU_MASK_BITS, FERRY_CPU_MASK_BITS);
 	/* Any socket will do for interface ioctls; without one the watch
 	 * sees no link changes, which is no reason to refuse to start. */
 	f->ifreq_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -511,21 +520,28 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	port_numa_check(f, p);
 	if (pp->dpdk)
 		err = ferry_dpdk_port_open(&f->dpdk, &f->workers, p, msg);
-	else if (p->spread_n)
-		err = ferry_spread_open(&f->workers, p, msg);
-	else
-		err = port_open(f, p, msg);
-	if (err == -EAGAIN && p->spread_n) {
-		/* The probe saw frames go astray: plain per-queue mode on
-		 * the same queue, and say so. */
-		log_warn("port %s: %s; falling back to per-queue mode", p->name,
-			 msg->msg);
-		snprintf(p->spread_note, sizeof(p->spread_note),
-			 "fell back to per-queue mode: %.150s", msg->msg);
-		p->spread_n = 0;
-		p->n_queues = 1;
-		memset(p->pq, 0, sizeof(*p->pq));
-		msg->msg[0] = 0;
+	else if (p->spread_n) {
+		/* Its own message: the fallback reads it even when the
+		 * caller's msg is NULL (nowhere). */
+		struct ferry_err why = {{0}};
+
+		err = ferry_spread_open(&f->workers, p, &why);
+		if (err && err != -EAGAIN)
+			ferry_errf(msg, "%s", why.msg);
+		if (err == -EAGAIN) {
+			/* The probe saw frames go astray: plain per-queue
+			 * mode on the same queue, and say so. */
+			log_warn("port %s: %s; falling back to per-queue mode",
+				 p->name, why.msg);
+			snprintf(p->spread_note, sizeof(p->spread_note),
+				 "fell back to per-queue mode: %.150s",
+				 why.msg);
+			p->spread_n = 0;
+			p->n_queues = 1;
+			memset(p->pq, 0, sizeof(*p->pq));
+			err = port_open(f, p, msg);
+		}
+	} else {
 		err = port_open(f, p, msg);
 	}
 	if (err) {

@@ -330,8 +330,3 @@ void ferry_takeover_keep_pins(struct ferry *f)
 {
 	f->ho.keep_pins = true;
 }
-
-bool ferry_takeover_released(const struct ferry *f)
-{
-	return f->ho.release_done;
-}

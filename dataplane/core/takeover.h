@@ -75,6 +75,5 @@ void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
 int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg);
 /* After a failed takeover: destroy leaves pins to the old daemon. */
 void ferry_takeover_keep_pins(struct ferry *f);
-bool ferry_takeover_released(const struct ferry *f);
 
 #endif /* FERRY_TAKEOVER_H */

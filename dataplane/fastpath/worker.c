@@ -1224,16 +1224,6 @@ void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	worker_build_pfd(w);
 }
 
-uint32_t ferry_worker_frames_free(struct ferry_worker *w)
-{
-	uint32_t n;
-
-	ferry_worker_pause(w);
-	n = w->umem ? w->umem->n_free : 0;
-	ferry_worker_resume(w);
-	return n;
-}
-
 /* Every frame on the free stack is tagged as in the pool, and no other. */
 static bool umem_consistent(const struct ferry_umem *u)
 {

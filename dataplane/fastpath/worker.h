@@ -300,9 +300,6 @@ static inline uint32_t ferry_rx_frame_descs(const struct xsk_ring_cons *rx,
 	return 0;
 }
 
-/* Frames in the pool (worker paused for the read). */
-uint32_t ferry_worker_frames_free(struct ferry_worker *w);
-
 /*
  * Where a worker's UMEM frames are, read with the worker paused: in the
  * pool, visible in a ring of one of its sockets (fill, RX, TX, completion;

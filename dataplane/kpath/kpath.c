@@ -645,7 +645,7 @@ static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
 }
 
 /* The port's route kernel path, in kacct and for its transmit tracepoint
- * (ferry_fib_on in bpf/ferry_fib.h). */
+ * (ferry_fib_on in bpf/ferry_fib.bpf.h). */
 static void fib_on_set(struct ferry_port *q, int on)
 {
 	q->kacct->fib_on = on;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * test_fib_xdp - the route app's kernel path in the classifier
- * (bpf/ferry_fib.h), through the daemon's skeleton and BPF_PROG_TEST_RUN:
+ * (bpf/ferry_fib.bpf.h), through the daemon's skeleton and BPF_PROG_TEST_RUN:
  * a frame the kernel's FIB resolves comes out rewritten (TTL / hop limit
  * down by one, the IPv4 checksum equal to a full recompute, MACs from the
  * neighbour and the egress) with verdict XDP_REDIRECT; every exception

@@ -66,7 +66,7 @@ check dut 80 help port add
 check dut 100 help port
 cmds=("port show" "stats" "worker show" "steer show" "acl show" "proxy show" "sockmap show"
 	"version" "host check" "show config")
-# `workers` alone shows the workers where the daemon answers it (issue 14)
+# `workers` alone shows the workers where the daemon answers it
 if [[ $(tb_ctlj dut workers | jq -r .ok) == true ]]; then
 	cmds+=("workers")
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Driver profiles on the testbed: `port add` on a veth reads its driver and
 # applies the veth profile (copy mode straight away, native XDP), `port show`
-# names it; the bad inputs of issue 6 (no such interface, a driver without
+# names it; the bad inputs (no such interface, a driver without
 # native XDP, more queues than the device has) each get a clear error and
 # leave nothing behind; a one-node host gives no NUMA warning.
 set -euo pipefail

@@ -7,7 +7,7 @@
 #   - LLDP frames sent from either side arrive byte-exact at the other;
 #   - TCP moves byte-exact both ways, IPv4 and IPv6, with the hosts' TX
 #     checksum offload left on (their frames carry partial checksums,
-#     which the worker must complete: issue 12, the multi-buffer half).
+#     which the worker must complete, in multi-buffer frames too).
 # Ping and LLDP come first, so they are checked whatever TCP does.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh

@@ -499,7 +499,9 @@ static void test_parse_list_bad(void **state)
 	ctl_parse_list("3-1", &(uint64_t){0}, "cpus", &err);
 	assert_string_equal(err.msg, "cpus: '3-1' is a reversed range");
 	ctl_parse_list("0,64", &(uint64_t){0}, "cpus", &err);
-	assert_string_equal(err.msg, "cpus: 64 is too large (ids go up to 63)");
+	assert_string_equal(err.msg, "cpus: 64 is too large (ids go up to 63: "
+				     "ferry keeps CPU and queue sets in 64-bit "
+				     "masks)");
 }
 
 static void test_parse_mac(void **state)

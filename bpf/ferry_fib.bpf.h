@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * ferry_fib.h - the route app's in-kernel path, part of ferry_xdp (included
+ * ferry_fib.bpf.h - the route app's in-kernel path, part of ferry_xdp (included
  * once, by bpf/ferry_xdp.bpf.c, after count(), cap_xdp() and
  * ferry_csum_complete()). The contract is in ferry_abi.h (FERRY_KFWD_FIB).
  *
