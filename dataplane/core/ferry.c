@@ -29,6 +29,9 @@
 #include "takeover.h"
 #include "wire.h"
 
+/* Adds p's counters since it was added to the ledger (f->retired). */
+static void ferry_port_retire(struct ferry *f, struct ferry_port *p);
+
 #define DRAIN_TIMEOUT_MS 500
 /* How long a handover waits for the other daemon's queues to come free. */
 #define BIND_RETRY_MS 1000
@@ -682,7 +685,7 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 	return 0;
 }
 
-void ferry_port_retire(struct ferry *f, struct ferry_port *p)
+static void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 {
 	struct ferry_ledger *l = &f->retired;
 	uint64_t rx_left = 0, tx_left = 0;

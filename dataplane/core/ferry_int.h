@@ -85,11 +85,5 @@ void ferry_port_drain(struct ferry_port *p);
  * with why until `port del`.
  */
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why);
-/* Adds p's counters since it was added to the ledger (f->retired). */
-void ferry_port_retire(struct ferry *f, struct ferry_port *p);
-
-/* The once-a-second watch over every port (port/health.h); fails the
- * ports whose interface is gone. */
-void ferry_health_check(struct ferry *f);
 
 #endif /* FERRY_FERRY_INT_H */

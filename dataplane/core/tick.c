@@ -12,7 +12,9 @@
 #include "router.h"
 #include "util.h"
 
-void ferry_health_check(struct ferry *f)
+/* The watch over every port (port/health.h); fails the ports whose
+ * interface is gone. */
+static void ferry_health_check(struct ferry *f)
 {
 	char why[128];
 	int i;

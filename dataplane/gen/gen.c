@@ -56,7 +56,8 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *f)
+/* Builds the template into f (at least p->size bytes). */
+static void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *f)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20;
 	uint32_t sum = 0, i;

@@ -56,9 +56,6 @@ struct ferry_gen_params {
 
 struct ferry_gen;
 
-/* Builds the template into buf (at least p->size bytes). */
-void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *buf);
-
 /*
  * Starts generating: live frames (loads the program, starts a thread) or
  * xsk (installs a ferry_txgen on p->pq, pausing its worker for a moment).

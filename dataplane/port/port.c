@@ -257,7 +257,9 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
 }
 
-int ferry_port_cpumap_tp_attach(struct ferry_port *p)
+/* After the skeleton is loaded: attaches the xdp_cpumap_enqueue tracepoint
+ * program, which counts the drops of p's own CPUMAP; 0 or -errno. */
+static int ferry_port_cpumap_tp_attach(struct ferry_port *p)
 {
 	/* The tracepoint fires for every CPUMAP on the host: the program
 	 * keeps to the one whose id it is given. */

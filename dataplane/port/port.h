@@ -173,11 +173,6 @@ int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
  * ferryd holds it.
  */
 int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg);
-/*
- * After the skeleton is loaded: attaches the xdp_cpumap_enqueue tracepoint
- * program, which counts the drops of p's own CPUMAP; 0 or -errno.
- */
-int ferry_port_cpumap_tp_attach(struct ferry_port *p);
 /* Points the maps of p's opened, not yet loaded skeleton where they
  * belong; 0 or -errno. */
 typedef int (*ferry_skel_prep_fn)(struct ferry_port *p, void *arg);
