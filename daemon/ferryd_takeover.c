@@ -12,7 +12,7 @@
 #include "ferryd_takeover.h"
 #include "log.h"
 #include "takeover.h"
-#include "worker.h"
+#include "util.h"
 
 /* An old daemon that does not answer within this is taken as stuck. */
 #define REPLY_TIMEOUT_MS 10000

@@ -16,10 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "apps.h"
 #include "gen.h"
-#include "port.h"
-#include "worker.h"
-#include "xsk.h"
+#include "port_params.h"
 #include "ferry_err.h"
 
 struct ferry;

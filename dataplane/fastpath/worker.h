@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "apps.h"
 #include "counters.h"
 #include "umem.h"
 #include "util.h"
@@ -47,21 +48,6 @@
 #define XDP_PKT_CONTD (1 << 0)
 #endif
 #define FERRY_MAX_FRAGS 18
-
-/* What a port does with what it receives: an X-macro, like every list. */
-#define FERRY_APPS(X)                                                          \
-	X(NONE, "none")                                                        \
-	X(XCONNECT, "xconnect")                                                \
-	X(REFLECT, "reflect")                                                  \
-	X(DROP, "drop")                                                        \
-	X(ROUTE, "route")
-
-enum ferry_app {
-#define FERRY_APP_ENUM(id, name) FERRY_APP_##id,
-	FERRY_APPS(FERRY_APP_ENUM)
-#undef FERRY_APP_ENUM
-		FERRY_APP__COUNT
-};
 
 struct ferry_port;
 struct ferry_worker;
@@ -162,11 +148,6 @@ struct ferry_pq {
 _Static_assert(offsetof(struct ferry_pq, port) % 64 == 0,
 	       "ferry_pq: the control thread's fields share no cache line "
 	       "with the worker's");
-
-enum ferry_idle {
-	FERRY_IDLE_BUSY, /* spin; sleep in poll() only after a long idle */
-	FERRY_IDLE_POLL, /* poll() as soon as a loop finds nothing */
-};
 
 struct ferry_worker {
 	/* hot: data plane */

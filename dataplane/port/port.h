@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ferry_abi.h"
+#include "port_params.h"
 #include "gen.h"
 #include "profiles.h"
 #include "worker.h"
@@ -31,42 +32,6 @@ _Static_assert((XSK_RING_SIZE & (XSK_RING_SIZE - 1)) == 0,
 	       "AF_XDP rings must be a power of two");
 /* Descriptors per copy-mode TX kick (the kernel's default is 32). */
 #define XSK_TX_BUDGET 256
-
-struct ferry_port_params {
-	const char *name;
-	const char *ifname;
-	bool queues_given;
-	uint32_t q_first;
-	uint32_t n_queues;
-	enum ferry_xsk_mode mode;
-	bool xdp_generic;
-	bool xdp_given; /* else the driver profile picks native or generic */
-	bool busy_poll;
-	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
-	bool dpdk;	      /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
-	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
-	uint8_t spread_via;   /* enum ferry_spread_via */
-	bool xdp_restore; /* put our program back if another tool takes it */
-};
-
-/*
- * Which path an xconnect's frames take: through the AF_XDP sockets and a
- * worker (xsk), or redirected by the classifier into the egress device
- * (kernel, a DEVMAP), which no worker touches. auto: kernel whenever
- * nothing on the port needs a worker (dataplane/kpath/kpath.h says what does).
- */
-#define FERRY_PATHS(X)                                                         \
-	X(AUTO, "auto")                                                        \
-	X(XSK, "xsk")                                                          \
-	X(KERNEL, "kernel")
-
-enum ferry_path {
-#define FERRY_PATH_ENUM(id, name) FERRY_PATH_##id,
-	FERRY_PATHS(FERRY_PATH_ENUM)
-#undef FERRY_PATH_ENUM
-		FERRY_PATH__COUNT
-};
-const char *ferry_path_name(enum ferry_path path);
 
 /* What `port show` says about a port: an X-macro, like every list. */
 #define FERRY_PORT_STATES(X)                                                   \

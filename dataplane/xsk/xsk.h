@@ -20,13 +20,8 @@
 #include <xdp/xsk.h>
 
 #include "counters.h"
+#include "xsk_mode.h"
 #include "umem.h"
-
-enum ferry_xsk_mode {
-	FERRY_XSK_AUTO,
-	FERRY_XSK_ZC,
-	FERRY_XSK_COPY,
-};
 
 struct ferry_xsk_params {
 	int ifindex;
