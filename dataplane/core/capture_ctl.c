@@ -135,7 +135,8 @@ static void tx_start(struct ferry *f, struct ferry_cap_run *run,
 	struct ferry_cap_tx_bpf *skel;
 	int err;
 
-	if (!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)) || p->dpdk)
+	if (!(run->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)) ||
+	    !p->cls->tx_capture_kernel)
 		return;
 	skel = ferry_cap_tx_bpf__open();
 	if (!skel) {

@@ -32,10 +32,6 @@
 /* Adds p's counters since it was added to the ledger (f->retired). */
 static void ferry_port_retire(struct ferry *f, struct ferry_port *p);
 
-#define DRAIN_TIMEOUT_MS 500
-/* How long a handover waits for the other daemon's queues to come free. */
-#define BIND_RETRY_MS 1000
-
 _Static_assert(FERRY_MAX_CPUS == FERRY_CPU_MASK_BITS,
 	       "the BPF side's CPU sets and userspace's CPU masks agree");
 
@@ -211,143 +207,6 @@ static void port_free(struct ferry_port *p)
 	free(p);
 }
 
-/* Undoes port_open at any stage: detach, sockets out, program unloaded. */
-static void port_close(struct ferry *f, struct ferry_port *p)
-{
-	if (p->spread_n) {
-		ferry_spread_close(&f->workers, p);
-		return;
-	}
-	ferry_port_xdp_detach(p);
-	ferry_port_sockets_close(p);
-	ferry_port_xdp_unload(p);
-}
-
-int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
-			    struct ferry_err *msg)
-{
-	bool handover = f->ho.adopt_pid || f->ho.released;
-	uint32_t i;
-	int err, tries;
-
-	for (i = 0; i < p->n_queues; i++) {
-		struct ferry_pq *pq = &p->pq[i];
-		struct ferry_worker *w =
-			f->workers.v[i % (uint32_t)f->workers.n];
-		struct ferry_xsk_params xp = {
-			.ifindex = p->ifindex,
-			.queue = p->q_first + i,
-			.mode = p->mode_bind,
-			.need_wakeup = true,
-			.ring_size = XSK_RING_SIZE,
-			.tx_budget = XSK_TX_BUDGET,
-			.busy_poll = p->req.busy_poll,
-		};
-
-		if (pq->xsk)
-			continue; /* a resume that failed half-way, retried */
-		pq->port = p;
-		pq->queue = xp.queue;
-		pq->app = FERRY_APP_NONE;
-		pq->csum_fix = ferry_port_csum_fix(p);
-		for (tries = 0;; tries++) {
-			ferry_worker_pause(w);
-			err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
-						  f->workers.try_hugepages);
-			ferry_worker_resume(w);
-			/*
-			 * A closed socket frees its queue's buffer pool from
-			 * a kernel work item, a little after close(): in a
-			 * handover the other daemon's queue comes free soon.
-			 */
-			if (err != -EBUSY || !handover ||
-			    tries >= BIND_RETRY_MS)
-				break;
-			usleep(1000);
-		}
-		if (err)
-			return ferry_xsk_error(p, xp.queue, err, msg);
-		/* A parked socket taken back brings its old kernel counters:
-		 * this pq counts from here. */
-		ferry_xsk_stats(pq->xsk, &pq->xstart);
-		pq->xbase = pq->xstart;
-		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
-			     : 0;
-		if (err)
-			return ferry_fail(msg, err, "XSKMAP insert: %s",
-					  strerror(-err));
-	}
-	return 0;
-}
-
-void ferry_port_sockets_close(struct ferry_port *p)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->n_queues; i++) {
-		struct ferry_pq *pq = &p->pq[i];
-
-		if (!pq->xsk)
-			continue;
-		ferry_port_xsk_remove(p, pq->queue);
-		ferry_worker_pause(pq->w);
-		ferry_worker_pq_del(pq->w, pq);
-		ferry_worker_resume(pq->w);
-	}
-}
-
-/* Facts the first socket tells about the port, for `port show`. */
-static void port_note_binding(struct ferry_port *p)
-{
-	p->zerocopy = p->pq[0].xsk->zerocopy;
-	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
-	p->hugepages = p->pq[0].w->umem->hugepages;
-}
-
-static int port_open(struct ferry *f, struct ferry_port *p,
-		     struct ferry_err *msg)
-{
-	int err;
-
-	p->adopt_pid = f->ho.adopt_pid;
-	err = ferry_port_xdp_load(p, msg);
-	if (err)
-		return err;
-	if (p->adopt_pid) {
-		/*
-		 * Hot restart: the old daemon's sockets hold the queues.
-		 * Every port's classifier is loaded first; sockets, apps and
-		 * the swap follow in ferry_takeover_activate(), so that what
-		 * takes long (the verifier) happens before the old daemon
-		 * lets go.
-		 */
-		p->deferred = true;
-		return 0;
-	}
-	err = ferry_port_sockets_open(f, p, true, msg);
-	if (err)
-		goto err_close;
-	port_note_binding(p);
-	err = ferry_port_xdp_attach(p, msg);
-	if (err)
-		goto err_close;
-	return 0;
-
-err_close:
-	port_close(f, p);
-	return err;
-}
-
-int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p,
-			     struct ferry_err *msg)
-{
-	int err = ferry_port_sockets_open(f, p, false, msg);
-
-	if (!err)
-		port_note_binding(p);
-	return err;
-}
-
 /* Software RSS asks for workers on every CPU, one queue and copy mode. */
 static int spread_check(const struct ferry *f,
 			const struct ferry_port_params *pp,
@@ -436,6 +295,7 @@ static void port_numa_check(const struct ferry *f, struct ferry_port *p)
 int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		   struct ferry_err *msg)
 {
+	struct ferry_port_env env = ferry_port_env(f);
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
 	char auto_note[64] = "";
@@ -521,14 +381,15 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
 	port_numa_check(f, p);
-	if (pp->dpdk)
-		err = ferry_dpdk_port_open(&f->dpdk, &f->workers, p, msg);
-	else if (p->spread_n) {
+	p->cls = pp->dpdk      ? &ferry_port_dpdk
+		 : p->spread_n ? &ferry_port_spread
+			       : &ferry_port_native;
+	if (p->cls == &ferry_port_spread) {
 		/* Its own message: the fallback reads it even when the
 		 * caller's msg is NULL (nowhere). */
 		struct ferry_err why = {{0}};
 
-		err = ferry_spread_open(&f->workers, p, &why);
+		err = p->cls->open(&env, p, &why);
 		if (err && err != -EAGAIN)
 			ferry_errf(msg, "%s", why.msg);
 		if (err == -EAGAIN) {
@@ -542,10 +403,11 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 			p->spread_n = 0;
 			p->n_queues = 1;
 			memset(p->pq, 0, sizeof(*p->pq));
-			err = port_open(f, p, msg);
+			p->cls = &ferry_port_native;
+			err = p->cls->open(&env, p, msg);
 		}
 	} else {
-		err = port_open(f, p, msg);
+		err = p->cls->open(&env, p, msg);
 	}
 	if (err) {
 		port_free(p);
@@ -554,8 +416,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	f->ports.v[f->ports.n++] = p;
 	if (f->router)
 		ferry_router_ports_changed(f->router);
-	if (p->dpdk)
-		return 0; /* ferry_dpdk_port_open logged it */
+	if (!p->cls->own_sockets)
+		return 0; /* the backend's open logged it */
 	/* The MTU now; the link state from the watch's next look, since a
 	 * link just brought up may not show its carrier yet. */
 	{
@@ -592,40 +454,9 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	return 0;
 }
 
-/* Waits until the kernel has nothing more for p's sockets and we have
- * nothing more for it: RX rings read, TX rings sent. The caller has taken
- * the sockets out of the XSKMAP or detached the program. */
-void ferry_port_drain(struct ferry_port *p)
-{
-	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
-	bool busy;
-	uint32_t i;
-
-	ferry_xdp_runs_wait(); /* redirects already chosen land first */
-	do {
-		busy = false;
-		for (i = 0; i < p->n_queues; i++) {
-			struct ferry_xsk *x = p->pq[i].xsk;
-
-			if (!x)
-				continue;
-			if (__atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE) !=
-				    __atomic_load_n(x->rx.consumer,
-						    __ATOMIC_ACQUIRE) ||
-			    ferry_xsk_tx_unsent(x))
-				busy = true;
-		}
-		if (busy)
-			usleep(1000);
-	} while (busy && ferry_now_ns() < deadline);
-	if (busy)
-		log_warn("port %s: not drained after %d ms; closing "
-			 "anyway",
-			 p->name, DRAIN_TIMEOUT_MS);
-}
-
 int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 {
+	struct ferry_port_env env = ferry_port_env(f);
 	struct ferry_port *p = ferry_port_find(f, name);
 	int i, j;
 
@@ -653,9 +484,7 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 		ferry_kpath_apply(&f->ports, p);
 		p->app = app;
 	}
-	if (p->dpdk) {
-		ferry_dpdk_port_close(&f->dpdk, &f->workers, p);
-	} else {
+	if (p->cls->own_sockets) {
 		/*
 		 * No new frames into our sockets, the rings emptied, and only
 		 * then the program detached. Detaching first is not enough:
@@ -670,8 +499,8 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 		ferry_port_xdp_detach(p);
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
-		port_close(f, p);
 	}
+	p->cls->close(&env, p);
 	if (!f->ho.keep_pins)
 		ferry_pin_remove(p->pin_dir);
 	for (i = 0, j = 0; i < f->ports.n; i++)
@@ -737,6 +566,8 @@ static void kpath_egress_changed(struct ferry *f, struct ferry_port *out);
 
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 {
+	struct ferry_port_env env = ferry_port_env(f);
+
 	log_warn("port %s: failed: %s; its queues are closed, the other ports "
 		 "carry on ('port del %s' and 'port add' restore it)",
 		 p->name, why, p->name);
@@ -750,10 +581,7 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	ferry_port_retire(f, p);
 	/* Its counters are in the ledger now; the ledger skips failed ports,
 	 * and `stats` still shows what the port did before it failed. */
-	if (p->dpdk)
-		ferry_dpdk_port_close(&f->dpdk, &f->workers, p);
-	else
-		port_close(f, p);
+	p->cls->close(&env, p);
 	ferry_steer_port_free(p);
 	p->state = FERRY_PORT_FAILED;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
@@ -804,22 +632,23 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		if (!peer)
 			return ferry_fail(msg, -ENOENT, "no port %s",
 					  peer_name);
-		/* Frames of a spread port live in its owner's UMEM; another
-		 * worker's egress socket cannot send them without a copy. */
-		if (p->spread_n || peer->spread_n)
+		const struct ferry_port *no = !p->cls->xconnect	     ? p
+					      : !peer->cls->xconnect ? peer
+								     : NULL;
+
+		if (no)
 			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s is spread over workers "
-					  "(software RSS): it takes drop and "
+					  "port %s %s: it takes drop and "
 					  "reflect, not xconnect",
-					  p->spread_n ? p->name : peer->name);
+					  no->name, no->cls->what);
 	}
 	if (app == FERRY_APP_ROUTE) {
-		if (p->spread_n || p->dpdk)
+		if (!p->cls->route)
 			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s: route takes ports served "
-					  "per queue by native AF_XDP sockets "
-					  "(not spread, not dpdk)",
-					  p->name);
+					  "port %s %s: route takes ports "
+					  "served per queue by native AF_XDP "
+					  "sockets",
+					  p->name, p->cls->what);
 		if (!f->router) {
 			f->router = ferry_router_create(&f->ports, &f->workers,
 							msg);
@@ -979,15 +808,12 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	memcpy(gp->src_mac, p->mac, 6);
 	gp->cpu = p->pq[0].w ? p->pq[0].w->cpu : -1;
 	gp->pq = &p->pq[0];
-	if (p->dpdk) {
-		/* The kernel sends live frames out of the interface, the PMD
-		 * aside; the xsk engine needs a native socket. */
+	if (!p->cls->gen_xsk) {
 		if (gp->engine == FERRY_GEN_XSK)
 			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s is a DPDK port: the "
-					  "generator's xsk engine needs a "
-					  "native port",
-					  port);
+					  "port %s %s: the generator's xsk "
+					  "engine needs a native port",
+					  port, p->cls->what);
 		gp->engine = FERRY_GEN_LIVE;
 	}
 	p->gen = ferry_gen_start(gp, msg);

@@ -59,31 +59,28 @@ struct ferry {
 struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
 
 /*
- * Binds p's sockets on their workers (insert: and puts them into the
- * XSKMAP); 0 or -errno with msg, sockets bound so far left for the caller
- * to close (ferry_port_sockets_close).
- */
-int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
-			    struct ferry_err *msg);
-/*
  * Hot restart: the worker threads end (sockets must be gone) and come
  * back on the same CPUs; a parked or idle worker would still take CPU
  * time from the successor's on the same CPU.
  */
 void ferry_workers_stop(struct ferry *f);
 int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
-/* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
-int ferry_port_bind_deferred(struct ferry *f, struct ferry_port *p,
-			     struct ferry_err *msg);
-/* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
-void ferry_port_sockets_close(struct ferry_port *p);
-/* Waits (bounded) until p's RX rings are read and TX rings sent. */
-void ferry_port_drain(struct ferry_port *p);
 /*
  * The interface under p is gone: its sockets and program are closed, its
  * counters go to the ledger, and the port stays in the table as `failed`
  * with why until `port del`.
  */
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why);
+
+/* What a port's backend (port.h) works with, from the daemon's state. */
+static inline struct ferry_port_env ferry_port_env(struct ferry *f)
+{
+	return (struct ferry_port_env){
+		.workers = &f->workers,
+		.dpdk = &f->dpdk,
+		.adopt_pid = f->ho.adopt_pid,
+		.handover = f->ho.adopt_pid || f->ho.released,
+	};
+}
 
 #endif /* FERRY_FERRY_INT_H */

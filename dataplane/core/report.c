@@ -127,8 +127,7 @@ static json_t *port_json(const struct ferry_port *p)
 	json_object_set_new(o, "warnings", warnings);
 	json_object_set_new(o, "took_over_stale_program",
 			    json_boolean(p->replaced_stale));
-	json_object_set_new(o, "backend",
-			    json_string(p->dpdk ? "dpdk" : "native"));
+	json_object_set_new(o, "backend", json_string(p->cls->name));
 	ferry_dpdk_port_describe(p, o);
 	json_object_set_new(o, "xdp_restore", json_boolean(p->req.xdp_restore));
 	{

@@ -32,22 +32,16 @@ int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
 	if (f->ho.released)
 		return ferry_fail(msg, -EALREADY,
 				  "a handover is already under way");
-	/* Spread sockets share one pool across workers; resuming them is
-	 * not written yet, so they are refused before anything changes, as
-	 * DPDK ports are. */
+	/* What a backend cannot hand over (port.h) is refused before
+	 * anything changes. */
 	for (i = 0; i < f->ports.n; i++) {
-		if (f->ports.v[i]->spread_n)
+		const struct ferry_port *p = f->ports.v[i];
+
+		if (!p->cls->takeover)
 			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s is spread over workers; "
-					  "takeover does not support spread "
-					  "ports",
-					  f->ports.v[i]->name);
-		/* The PMD owns its sockets and program: not ours to hand. */
-		if (f->ports.v[i]->dpdk)
-			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s is a DPDK port; takeover "
-					  "supports native ports only",
-					  f->ports.v[i]->name);
+					  "port %s %s; takeover supports "
+					  "native ports only",
+					  p->name, p->cls->what);
 	}
 	/* The caller (daemon/) adds "config": the command lines are its. */
 	*out = json_pack("{s:i}", "pid", (int)getpid());
@@ -162,6 +156,7 @@ static int xdp_reattach(struct ferry_port *p, struct ferry_err *msg)
 
 int ferry_handover_resume(struct ferry *f, struct ferry_err *msg)
 {
+	struct ferry_port_env env;
 	int i, err;
 
 	if (!f->ho.released)
@@ -171,8 +166,9 @@ int ferry_handover_resume(struct ferry *f, struct ferry_err *msg)
 		if (err)
 			return err;
 	}
+	env = ferry_port_env(f);
 	for (i = 0; i < f->ports.n; i++) {
-		err = ferry_port_sockets_open(f, f->ports.v[i], true, msg);
+		err = ferry_port_sockets_open(&env, f->ports.v[i], true, msg);
 		if (err)
 			return err;
 	}
@@ -251,6 +247,7 @@ static int release_once(struct ferry *f, struct ferry_err *msg)
 
 int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 {
+	struct ferry_port_env env;
 	bool kpath = false;
 	uint32_t q;
 	int i, err;
@@ -272,10 +269,11 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 	err = release_once(f, msg);
 	if (err)
 		return err;
+	env = ferry_port_env(f);
 	for (i = 0; i < f->ports.n; i++) {
 		if (!f->ports.v[i]->deferred)
 			continue;
-		err = ferry_port_bind_deferred(f, f->ports.v[i], msg);
+		err = ferry_port_bind_deferred(&env, f->ports.v[i], msg);
 		if (err)
 			return err;
 	}

@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "log.h"
+#include "port.h"
 #include "port_dpdk.h"
 
 bool ferry_dpdk_built(void)
@@ -36,3 +37,32 @@ int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
 void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
 {
 }
+
+static int dpdk_open(const struct ferry_port_env *env, struct ferry_port *p,
+		     struct ferry_err *msg)
+{
+	return ferry_dpdk_port_open(env->dpdk, env->workers, p, msg);
+}
+
+static void dpdk_close(const struct ferry_port_env *env, struct ferry_port *p)
+{
+	ferry_dpdk_port_close(env->dpdk, env->workers, p);
+}
+
+const struct ferry_port_class ferry_port_dpdk = {
+	.name = "dpdk",
+	.what = "uses the DPDK backend",
+	.open = dpdk_open,
+	.close = dpdk_close,
+	/* The PMD owns its sockets and program: its queues are its own, and
+	 * so is what it logs at open. */
+	.own_sockets = false,
+	.xconnect = true,
+	.route = false,
+	.kernel_path = false, /* its frames need a worker */
+	.takeover = false,    /* not ours to hand over */
+	.tx_capture_kernel = false,
+	/* The kernel sends live frames out of the interface, the PMD aside;
+	 * the xsk engine needs a native socket. */
+	.gen_xsk = false,
+};

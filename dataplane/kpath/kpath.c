@@ -50,15 +50,11 @@ int ferry_kpath_refusal(const struct ferry_port *p,
 	char pname[IF_NAMESIZE + 80] = "?";
 	int rc;
 
-	if (p->dpdk || peer->dpdk) {
-		snprintf(why, len,
-			 "port %s uses the DPDK backend: its frames "
-			 "need a worker",
-			 p->dpdk ? p->name : peer->name);
-		return -EOPNOTSUPP;
-	}
-	if (p->spread_n) {
-		snprintf(why, len, "port %s is spread over workers", p->name);
+	if (!p->cls->kernel_path || !peer->cls->kernel_path) {
+		const struct ferry_port *no = !p->cls->kernel_path ? p : peer;
+
+		snprintf(why, len, "port %s %s: its frames need a worker",
+			 no->name, no->cls->what);
 		return -EOPNOTSUPP;
 	}
 	if (peer->gen && ferry_gen_running(peer->gen)) {

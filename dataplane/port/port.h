@@ -49,6 +49,8 @@ struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
 struct ferry_steer_table;
 struct ferry_dpdk_port;
+struct ferry_dpdk;
+struct ferry_port_class;
 
 /* The ports of one ferryd, in the order they were added: the registry
  * core/ owns and the feature modules read (control thread only). */
@@ -75,6 +77,7 @@ struct ferry_port {
 	 * profile chose), then what the port got from it
 	 */
 	struct ferry_port_params req;
+	const struct ferry_port_class *cls; /* its backend, from port add on */
 	uint32_t q_first;
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
@@ -214,6 +217,60 @@ static inline bool ferry_port_csum_fix(const struct ferry_port *p)
 
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
+
+/*
+ * A port's backend, after OVS's struct netdev_class: where its queues come
+ * from (native AF_XDP sockets, several sockets on one queue spread over
+ * workers, the DPDK af_xdp PMD) and what the port can then serve. One const
+ * table per backend; core/ calls through p->cls instead of asking which
+ * backend a port has.
+ */
+struct ferry_port_env {
+	const struct ferry_workers *workers;
+	struct ferry_dpdk *
+		*dpdk;	    /* the DPDK backend's EAL: made on first use */
+	uint32_t adopt_pid; /* hot restart: load only, bind later */
+	bool handover;	    /* a hot restart is under way, either side */
+};
+
+struct ferry_port_class {
+	const char *name; /* `port show`'s backend */
+	/* What the port is, for the refusals below ("port p0 <what>: ..."). */
+	const char *what;
+	/* 0, or -errno with msg and nothing left behind; the spread backend
+	 * answers -EAGAIN when its probe failed (the caller may go native). */
+	int (*open)(const struct ferry_port_env *env, struct ferry_port *p,
+		    struct ferry_err *msg);
+	void (*close)(const struct ferry_port_env *env, struct ferry_port *p);
+	bool own_sockets; /* ferry's sockets: MTU on the queues, drained */
+	/* What it can serve; a false one is refused with `what`. */
+	bool xconnect;		/* between two workers' UMEMs */
+	bool route;		/* the route app (per-queue native sockets) */
+	bool kernel_path;	/* xconnect/route path kernel (DEVMAP) */
+	bool takeover;		/* handed over in a hot restart */
+	bool tx_capture_kernel; /* a tx capture's DEVMAP program */
+	bool gen_xsk;		/* the generator's xsk engine */
+};
+
+extern const struct ferry_port_class ferry_port_native; /* sockets.c */
+extern const struct ferry_port_class ferry_port_spread; /* spread.c */
+extern const struct ferry_port_class ferry_port_dpdk;	/* dpdk/ */
+
+/*
+ * Binds p's sockets on their workers (insert: and puts them into the
+ * XSKMAP); 0 or -errno with msg, sockets bound so far left for the caller
+ * to close (ferry_port_sockets_close).
+ */
+int ferry_port_sockets_open(const struct ferry_port_env *env,
+			    struct ferry_port *p, bool insert,
+			    struct ferry_err *msg);
+/* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
+void ferry_port_sockets_close(struct ferry_port *p);
+/* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
+int ferry_port_bind_deferred(const struct ferry_port_env *env,
+			     struct ferry_port *p, struct ferry_err *msg);
+/* Waits (bounded) until p's RX rings are read and TX rings sent. */
+void ferry_port_drain(struct ferry_port *p);
 
 /* The operator's message for a socket that would not bind; returns err. */
 int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,

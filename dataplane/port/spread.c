@@ -111,11 +111,11 @@ static void sockets_close(struct ferry_port *p, struct ferry_worker **ws)
 	p->spread_rets = NULL;
 }
 
-void ferry_spread_close(const struct ferry_workers *wk, struct ferry_port *p)
+static void spread_close(const struct ferry_port_env *env, struct ferry_port *p)
 {
 	struct ferry_worker *ws[FERRY_SPREAD_MAX];
 
-	spread_workers(wk, p, ws);
+	spread_workers(env->workers, p, ws);
 	ferry_port_xdp_detach(p);
 	sockets_close(p, ws);
 	ferry_port_xdp_unload(p);
@@ -258,8 +258,8 @@ static int probe(struct ferry_port *p, struct ferry_err *msg)
 				  : "");
 }
 
-int ferry_spread_open(const struct ferry_workers *wk, struct ferry_port *p,
-		      struct ferry_err *msg)
+static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
+		       struct ferry_err *msg)
 {
 	struct ferry_worker *ws[FERRY_SPREAD_MAX];
 	struct ferry_xsk_params xp = {
@@ -273,7 +273,7 @@ int ferry_spread_open(const struct ferry_workers *wk, struct ferry_port *p,
 	uint32_t i, n = p->spread_n;
 	int err;
 
-	spread_workers(wk, p, ws);
+	spread_workers(env->workers, p, ws);
 	err = ferry_port_xdp_load(p, msg);
 	if (err)
 		return err;
@@ -293,7 +293,7 @@ int ferry_spread_open(const struct ferry_workers *wk, struct ferry_port *p,
 
 	pause_all(ws, n);
 	err = ferry_worker_pq_add(ws[0], &p->pq[0], &xp, p->numa_node,
-				  wk->try_hugepages);
+				  env->workers->try_hugepages);
 	if (!err)
 		p->pq[0].rets = p->spread_rets;
 	for (i = 1; !err && i < n; i++)
@@ -358,3 +358,20 @@ json_t *ferry_spread_show(const struct ferry_port *p)
 	json_object_set_new(o, "note", json_string(p->spread_note));
 	return o;
 }
+
+const struct ferry_port_class ferry_port_spread = {
+	.name = "native",
+	.what = "is spread over workers (software RSS)",
+	.open = spread_open,
+	.close = spread_close,
+	.own_sockets = true,
+	/* Its frames live in the owner's UMEM: another worker's egress
+	 * socket cannot send them without a copy. */
+	.xconnect = false,
+	.route = false,
+	.kernel_path = false,
+	/* Resuming sockets that share one pool is not written yet. */
+	.takeover = false,
+	.tx_capture_kernel = true,
+	.gen_xsk = true,
+};

@@ -35,14 +35,11 @@ struct ferry_port;
 struct ferry_workers;
 
 /*
- * Opens p with one socket per CPU of p->req.spread_cpus on queue p->q_first.
- * 0; -EAGAIN with msg when the probe found that frames do not arrive (the
- * port is closed again, the caller may fall back); other -errno with msg.
+ * The backend (ferry_port_spread, port.h) opens p with one socket per CPU
+ * of p->req.spread_cpus on queue p->q_first: 0; -EAGAIN with msg when the
+ * probe found that frames do not arrive (the port is closed again, the
+ * caller may fall back to ferry_port_native); other -errno with msg.
  */
-int ferry_spread_open(const struct ferry_workers *wk, struct ferry_port *p,
-		      struct ferry_err *msg);
-/* Undoes ferry_spread_open: sockets out of every worker, rings freed. */
-void ferry_spread_close(const struct ferry_workers *wk, struct ferry_port *p);
 /* The port's "spread" object for `port show`. */
 json_t *ferry_spread_show(const struct ferry_port *p);
 const char *ferry_spread_via_name(unsigned int via);

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * sockets.c - the native backend of a port (struct ferry_port_class, port.h):
+ * one AF_XDP socket per configured RX queue, each on its worker, put into
+ * the classifier's XSKMAP, and taken out, drained and closed again. Control
+ * thread only; the workers are paused around every change to their queues.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "port.h"
+#include "util.h"
+
+/* How long port del waits for a port's rings to empty. */
+#define DRAIN_TIMEOUT_MS 500
+/* How long a handover waits for the other daemon's queues to come free. */
+#define BIND_RETRY_MS 1000
+
+int ferry_port_sockets_open(const struct ferry_port_env *env,
+			    struct ferry_port *p, bool insert,
+			    struct ferry_err *msg)
+{
+	uint32_t i;
+	int err, tries;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+		struct ferry_worker *w =
+			env->workers->v[i % (uint32_t)env->workers->n];
+		struct ferry_xsk_params xp = {
+			.ifindex = p->ifindex,
+			.queue = p->q_first + i,
+			.mode = p->mode_bind,
+			.need_wakeup = true,
+			.ring_size = XSK_RING_SIZE,
+			.tx_budget = XSK_TX_BUDGET,
+			.busy_poll = p->req.busy_poll,
+		};
+
+		if (pq->xsk)
+			continue; /* a resume that failed half-way, retried */
+		pq->port = p;
+		pq->queue = xp.queue;
+		pq->app = FERRY_APP_NONE;
+		pq->csum_fix = ferry_port_csum_fix(p);
+		for (tries = 0;; tries++) {
+			ferry_worker_pause(w);
+			err = ferry_worker_pq_add(w, pq, &xp, p->numa_node,
+						  env->workers->try_hugepages);
+			ferry_worker_resume(w);
+			/*
+			 * A closed socket frees its queue's buffer pool from
+			 * a kernel work item, a little after close(): in a
+			 * handover the other daemon's queue comes free soon.
+			 */
+			if (err != -EBUSY || !env->handover ||
+			    tries >= BIND_RETRY_MS)
+				break;
+			usleep(1000);
+		}
+		if (err)
+			return ferry_xsk_error(p, xp.queue, err, msg);
+		/* A parked socket taken back brings its old kernel counters:
+		 * this pq counts from here. */
+		ferry_xsk_stats(pq->xsk, &pq->xstart);
+		pq->xbase = pq->xstart;
+		err = insert ? ferry_port_xsk_insert(p, pq->queue, pq->xsk->fd)
+			     : 0;
+		if (err)
+			return ferry_fail(msg, err, "XSKMAP insert: %s",
+					  strerror(-err));
+	}
+	return 0;
+}
+
+void ferry_port_sockets_close(struct ferry_port *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_pq *pq = &p->pq[i];
+
+		if (!pq->xsk)
+			continue;
+		ferry_port_xsk_remove(p, pq->queue);
+		ferry_worker_pause(pq->w);
+		ferry_worker_pq_del(pq->w, pq);
+		ferry_worker_resume(pq->w);
+	}
+}
+
+/* Facts the first socket tells about the port, for `port show`. */
+static void port_note_binding(struct ferry_port *p)
+{
+	p->zerocopy = p->pq[0].xsk->zerocopy;
+	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
+	p->hugepages = p->pq[0].w->umem->hugepages;
+}
+
+/* Undoes native_open at any stage: detach, sockets out, program unloaded. */
+static void native_close(const struct ferry_port_env *env, struct ferry_port *p)
+{
+	ferry_port_xdp_detach(p);
+	ferry_port_sockets_close(p);
+	ferry_port_xdp_unload(p);
+}
+
+static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
+		       struct ferry_err *msg)
+{
+	int err;
+
+	p->adopt_pid = env->adopt_pid;
+	err = ferry_port_xdp_load(p, msg);
+	if (err)
+		return err;
+	if (p->adopt_pid) {
+		/*
+		 * Hot restart: the old daemon's sockets hold the queues.
+		 * Every port's classifier is loaded first; sockets, apps and
+		 * the swap follow in ferry_takeover_activate(), so that what
+		 * takes long (the verifier) happens before the old daemon
+		 * lets go.
+		 */
+		p->deferred = true;
+		return 0;
+	}
+	err = ferry_port_sockets_open(env, p, true, msg);
+	if (err)
+		goto err_close;
+	port_note_binding(p);
+	err = ferry_port_xdp_attach(p, msg);
+	if (err)
+		goto err_close;
+	return 0;
+
+err_close:
+	native_close(env, p);
+	return err;
+}
+
+int ferry_port_bind_deferred(const struct ferry_port_env *env,
+			     struct ferry_port *p, struct ferry_err *msg)
+{
+	int err = ferry_port_sockets_open(env, p, false, msg);
+
+	if (!err)
+		port_note_binding(p);
+	return err;
+}
+
+/* Waits until the kernel has nothing more for p's sockets and we have
+ * nothing more for it: RX rings read, TX rings sent. The caller has taken
+ * the sockets out of the XSKMAP or detached the program. */
+void ferry_port_drain(struct ferry_port *p)
+{
+	uint64_t deadline = ferry_now_ns() + DRAIN_TIMEOUT_MS * 1000000ull;
+	bool busy;
+	uint32_t i;
+
+	ferry_xdp_runs_wait(); /* redirects already chosen land first */
+	do {
+		busy = false;
+		for (i = 0; i < p->n_queues; i++) {
+			struct ferry_xsk *x = p->pq[i].xsk;
+
+			if (!x)
+				continue;
+			if (__atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE) !=
+				    __atomic_load_n(x->rx.consumer,
+						    __ATOMIC_ACQUIRE) ||
+			    ferry_xsk_tx_unsent(x))
+				busy = true;
+		}
+		if (busy)
+			usleep(1000);
+	} while (busy && ferry_now_ns() < deadline);
+	if (busy)
+		log_warn("port %s: not drained after %d ms; closing "
+			 "anyway",
+			 p->name, DRAIN_TIMEOUT_MS);
+}
+
+const struct ferry_port_class ferry_port_native = {
+	.name = "native",
+	.open = native_open,
+	.close = native_close,
+	.own_sockets = true,
+	.xconnect = true,
+	.route = true,
+	.kernel_path = true,
+	.takeover = true,
+	.tx_capture_kernel = true,
+	.gen_xsk = true,
+};
