@@ -5,7 +5,6 @@
  * from the X-macro lists in counters.h and ferry_abi.h, nowhere else.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "router.h"
 #include "spread.h"
 #include "steer.h"
+#include "strbuf.h"
 #include "wire.h"
 
 static const char *const reason_names[] = {
@@ -600,41 +600,6 @@ json_t *ferry_worker_show(struct ferry *f)
 
 /* ----------------------------------------------------- metrics, config */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void
-sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	size_t cap;
-	char *s;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL,
-			      b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		/* On failure the text so far stays; the caller sees a short
-		 * exposition rather than losing (and leaking) the buffer. */
-		cap = (b->cap + (size_t)n + 1) * 2;
-		s = realloc(b->s, cap);
-		if (!s)
-			return;
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
 /* One metric family: HELP and TYPE once, then its samples together. */
 /* A queue's labels; a spread port's sockets share a queue, so they are
  * told apart by worker. */
@@ -652,9 +617,10 @@ static const char *q_labels(char *buf, size_t len, const struct ferry_port *p,
 	return buf;
 }
 
-static void family(struct sbuf *b, const char *name, const char *help)
+static void family(struct ferry_strbuf *b, const char *name, const char *help)
 {
-	sb_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	ferry_strbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help,
+			    name);
 }
 
 /* One rule counter per (port, rule, CPU); `field` names the member. */
@@ -663,7 +629,7 @@ static void family(struct sbuf *b, const char *name, const char *help)
 	X(processed, "steered frames that reached their target CPU")           \
 	X(redirect_failed, "steered frames dropped: no CPUMAP entry")
 
-static void steer_metrics(struct ferry *f, struct sbuf *b)
+static void steer_metrics(struct ferry *f, struct ferry_strbuf *b)
 {
 	struct ferry_steer_cpu_view v[FERRY_MAX_CPUS];
 	struct ferry_cpumap_ctr cm[FERRY_MAX_CPUS];
@@ -680,14 +646,15 @@ static void steer_metrics(struct ferry *f, struct sbuf *b)
 			ferry_steer_read(p, r, v);                             \
 			for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)             \
 				if (r->cpus & (1ull << cpu))                   \
-					sb_printf(b,                           \
-						  "ferry_steer_" #field        \
-						  "_total{port=\"%s\","        \
-						  "rule=\"%s\",cpu=\"%u\"} "   \
-						  "%llu\n",                    \
-						  p->name, r->name, cpu,       \
-						  (unsigned long long)v[cpu]   \
-							  .field);             \
+					ferry_strbuf_printf(                   \
+						b,                             \
+						"ferry_steer_" #field          \
+						"_total{port=\"%s\","          \
+						"rule=\"%s\",cpu=\"%u\"} "     \
+						"%llu\n",                      \
+						p->name, r->name, cpu,         \
+						(unsigned long long)v[cpu]     \
+							.field);               \
 		}                                                              \
 	}
 	STEER_FAMILIES(STEER_FAMILY)
@@ -703,16 +670,17 @@ static void steer_metrics(struct ferry *f, struct sbuf *b)
 			continue;
 		for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
 			if (p->steer->cpumap_qsize[cpu] || cm[cpu].drops)
-				sb_printf(b,
-					  "ferry_cpumap_enqueue_drops_total{"
-					  "port=\"%s\",cpu=\"%u\"} %llu\n",
-					  p->name, cpu,
-					  (unsigned long long)cm[cpu].drops);
+				ferry_strbuf_printf(
+					b,
+					"ferry_cpumap_enqueue_drops_total{"
+					"port=\"%s\",cpu=\"%u\"} %llu\n",
+					p->name, cpu,
+					(unsigned long long)cm[cpu].drops);
 	}
 }
 
 /* The kernel path's counters per port (stats' paths.kernel). */
-static void kpath_metrics(struct ferry *f, struct sbuf *b)
+static void kpath_metrics(struct ferry *f, struct ferry_strbuf *b)
 {
 	struct ferry_kpath_ctrs *kc;
 	uint64_t *tx;
@@ -728,8 +696,9 @@ static void kpath_metrics(struct ferry *f, struct sbuf *b)
 #define KP_FAMILY(nm, help, expr)                                              \
 	family(b, "ferry_kpath_" nm "_total", help);                           \
 	for (i = 0; i < f->ports.n; i++)                                       \
-		sb_printf(b, "ferry_kpath_" nm "_total{port=\"%s\"} %llu\n",   \
-			  f->ports.v[i]->name, (unsigned long long)(expr));
+		ferry_strbuf_printf(                                           \
+			b, "ferry_kpath_" nm "_total{port=\"%s\"} %llu\n",     \
+			f->ports.v[i]->name, (unsigned long long)(expr));
 	KP_FAMILY("rx_packets",
 		  "frames the classifier redirected in the kernel",
 		  kc[i].rx_packets)
@@ -756,10 +725,10 @@ static void kpath_metrics(struct ferry *f, struct sbuf *b)
 		if (ferry_kpath_fib_read(f->ports.v[i], &fc))
 			continue;
 #define KP_FIB(id)                                                             \
-	sb_printf(b,                                                           \
-		  "ferry_kpath_fib_total{port=\"%s\",reason=\"" #id            \
-		  "\"} %llu\n",                                                \
-		  f->ports.v[i]->name, (unsigned long long)fc.id);
+	ferry_strbuf_printf(b,                                                 \
+			    "ferry_kpath_fib_total{port=\"%s\",reason=\"" #id  \
+			    "\"} %llu\n",                                      \
+			    f->ports.v[i]->name, (unsigned long long)fc.id);
 		FERRY_FIB_CTRS(KP_FIB)
 #undef KP_FIB
 	}
@@ -770,7 +739,7 @@ out:
 
 char *ferry_metrics(struct ferry *f)
 {
-	struct sbuf b = {0};
+	struct ferry_strbuf *b;
 	struct q_view *v;
 	char lb[128];
 	size_t n = 0, k;
@@ -781,19 +750,24 @@ char *ferry_metrics(struct ferry *f)
 	for (i = 0; i < f->ports.n; i++)
 		n += f->ports.v[i]->n_queues;
 	v = calloc(n ? n : 1, sizeof(*v));
-	if (!v)
+	b = ferry_strbuf_create();
+	if (!v || !b) {
+		free(v);
+		ferry_strbuf_free(b);
 		return NULL;
+	}
 	for (i = 0, k = 0; i < f->ports.n; i++)
 		for (q = 0; q < f->ports.v[i]->n_queues; q++)
 			q_view_get(&f->ports.v[i]->pq[q], &v[k++]);
 
 #define Q_FAMILY(ctr, field, help)                                             \
-	family(&b, "ferry_queue_" #ctr "_total", help);                        \
+	family(b, "ferry_queue_" #ctr "_total", help);                         \
 	for (i = 0, k = 0; i < f->ports.n; i++)                                \
 		for (q = 0; q < f->ports.v[i]->n_queues; q++, k++)             \
-			sb_printf(&b, "ferry_queue_" #ctr "_total{%s} %llu\n", \
-				  q_labels(lb, sizeof(lb), f->ports.v[i], q),  \
-				  (unsigned long long)v[k].field.ctr);
+			ferry_strbuf_printf(                                   \
+				b, "ferry_queue_" #ctr "_total{%s} %llu\n",    \
+				q_labels(lb, sizeof(lb), f->ports.v[i], q),    \
+				(unsigned long long)v[k].field.ctr);
 #define Q_FERRY(ctr) Q_FAMILY(ctr, c, "ferry's per-queue counter " #ctr)
 #define Q_KERNEL(ctr)                                                          \
 	Q_FAMILY(ctr, x, "the kernel's XDP_STATISTICS " #ctr " for the socket")
@@ -803,13 +777,13 @@ char *ferry_metrics(struct ferry *f)
 #undef Q_FERRY
 #undef Q_FAMILY
 
-	family(&b, "ferry_queue_drops_total",
+	family(b, "ferry_queue_drops_total",
 	       "frames ferry dropped in userspace, by reason");
 #define D_LINE(ctr)                                                            \
-	sb_printf(&b,                                                          \
-		  "ferry_queue_drops_total{%s,reason=\"" #ctr "\"} %llu\n",    \
-		  q_labels(lb, sizeof(lb), f->ports.v[i], q),                  \
-		  (unsigned long long)v[k].c.drop.ctr);
+	ferry_strbuf_printf(                                                   \
+		b, "ferry_queue_drops_total{%s,reason=\"" #ctr "\"} %llu\n",   \
+		q_labels(lb, sizeof(lb), f->ports.v[i], q),                    \
+		(unsigned long long)v[k].c.drop.ctr);
 	for (i = 0, k = 0; i < f->ports.n; i++)
 		for (q = 0; q < f->ports.v[i]->n_queues; q++, k++) {
 			FERRY_DROP_REASONS(D_LINE)
@@ -817,7 +791,7 @@ char *ferry_metrics(struct ferry *f)
 #undef D_LINE
 	free(v);
 
-	family(&b, "ferry_xdp_verdicts_total",
+	family(b, "ferry_xdp_verdicts_total",
 	       "frames the XDP classifier saw, by verdict reason");
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];
@@ -825,31 +799,33 @@ char *ferry_metrics(struct ferry *f)
 		if (ferry_port_verdicts(p, f->verdict_scratch))
 			continue;
 		for (r = 0; r < FERRY_R__COUNT; r++)
-			sb_printf(&b,
-				  "ferry_xdp_verdicts_total{port=\"%s\",reason="
-				  "\"%s\"} %llu\n",
-				  p->name, reason_names[r],
-				  (unsigned long long)(f->verdict_scratch[r] -
-						       p->verdict_base[r]));
+			ferry_strbuf_printf(
+				b,
+				"ferry_xdp_verdicts_total{port=\"%s\",reason="
+				"\"%s\"} %llu\n",
+				p->name, reason_names[r],
+				(unsigned long long)(f->verdict_scratch[r] -
+						     p->verdict_base[r]));
 	}
 
-	steer_metrics(f, &b);
-	kpath_metrics(f, &b);
+	steer_metrics(f, b);
+	kpath_metrics(f, b);
 
 #define W_FAMILY(ctr)                                                          \
-	family(&b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr); \
+	family(b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr);  \
 	for (i = 0; i < f->workers.n; i++)                                     \
-		sb_printf(&b,                                                  \
-			  "ferry_worker_" #ctr                                 \
-			  "_total{worker=\"%d\",cpu=\"%d\"} %llu\n",           \
-			  f->workers.v[i]->id, f->workers.v[i]->cpu,           \
-			  (unsigned long long)(ferry_ctr_read(                 \
-						       &f->workers.v[i]        \
-								->c.ctr) -     \
-					       f->workers.v[i]->base.ctr));
+		ferry_strbuf_printf(                                           \
+			b,                                                     \
+			"ferry_worker_" #ctr                                   \
+			"_total{worker=\"%d\",cpu=\"%d\"} %llu\n",             \
+			f->workers.v[i]->id, f->workers.v[i]->cpu,             \
+			(unsigned long long)(ferry_ctr_read(                   \
+						     &f->workers.v[i]          \
+							      ->c.ctr) -       \
+					     f->workers.v[i]->base.ctr));
 	FERRY_WORKER_COUNTERS(W_FAMILY)
 #undef W_FAMILY
-	return b.s;
+	return ferry_strbuf_take(b);
 }
 
 /* ------------------------------------------- what was configured */
