@@ -17,6 +17,7 @@
 #include "steer.h"
 #include "strbuf.h"
 #include "wire.h"
+#include "worker_view.h"
 
 static const char *const reason_names[] = {
 #define REASON_NAME(id, name) [FERRY_R_##id] = name,
@@ -162,74 +163,14 @@ json_t *ferry_port_show(struct ferry *f, const char *name,
 
 /* ------------------------------------------------------------- stats */
 
-/* Everything one queue reports, reset offsets applied. */
-struct q_view {
-	struct ferry_queue_ctrs c;
-	struct ferry_xsk_ctrs x;
-	uint64_t drops;
-};
-
-static void q_view_get(const struct ferry_pq *pq, struct q_view *v)
+/* A queue's view: its kernel counters read through its backend. */
+static void q_view_get(const struct ferry_pq *pq, struct ferry_q_view *v)
 {
 	struct ferry_xsk_ctrs now = {0};
+	bool ok = pq->xsk ? !ferry_xsk_stats(pq->xsk, &now)
+			  : !ferry_dpdk_xsk_stats(pq, &now);
 
-	memset(v, 0, sizeof(*v));
-#define Q_READ(ctr) v->c.ctr = ferry_ctr_read(&pq->c.ctr) - pq->base.ctr;
-	FERRY_QUEUE_COUNTERS(Q_READ)
-#undef Q_READ
-#define D_READ(ctr)                                                            \
-	v->c.drop.ctr = ferry_ctr_read(&pq->c.drop.ctr) - pq->base.drop.ctr;   \
-	v->drops += v->c.drop.ctr;
-	FERRY_DROP_REASONS(D_READ)
-#undef D_READ
-	if (pq->xsk ? !ferry_xsk_stats(pq->xsk, &now)
-		    : !ferry_dpdk_xsk_stats(pq, &now)) {
-#define X_READ(ctr) v->x.ctr = now.ctr - pq->xbase.ctr;
-		FERRY_XSK_COUNTERS(X_READ)
-#undef X_READ
-	}
-}
-
-static void q_view_add(struct q_view *sum, const struct q_view *v)
-{
-#define Q_ADD(ctr) sum->c.ctr += v->c.ctr;
-	FERRY_QUEUE_COUNTERS(Q_ADD)
-#undef Q_ADD
-#define D_ADD(ctr) sum->c.drop.ctr += v->c.drop.ctr;
-	FERRY_DROP_REASONS(D_ADD)
-#undef D_ADD
-#define X_ADD(ctr) sum->x.ctr += v->x.ctr;
-	FERRY_XSK_COUNTERS(X_ADD)
-#undef X_ADD
-	sum->drops += v->drops;
-}
-
-static json_t *q_view_json(const struct q_view *v, double rx_pps, double tx_pps)
-{
-	json_t *o = json_object(), *d = json_object();
-
-#define Q_SET(ctr)                                                             \
-	json_object_set_new(o, #ctr, json_integer((json_int_t)v->c.ctr));
-	FERRY_QUEUE_COUNTERS(Q_SET)
-#undef Q_SET
-#define X_SET(ctr)                                                             \
-	json_object_set_new(o, #ctr, json_integer((json_int_t)v->x.ctr));
-	FERRY_XSK_COUNTERS(X_SET)
-#undef X_SET
-#define D_SET(ctr)                                                             \
-	json_object_set_new(d, #ctr, json_integer((json_int_t)v->c.drop.ctr));
-	FERRY_DROP_REASONS(D_SET)
-#undef D_SET
-	json_object_set_new(o, "drops", json_integer((json_int_t)v->drops));
-	json_object_set_new(o, "drop_reasons", d);
-	json_object_set_new(o, "rx_pps", json_real(rx_pps));
-	json_object_set_new(o, "tx_pps", json_real(tx_pps));
-	json_object_set_new(o, "kicks_per_packet",
-			    json_real(v->c.tx_packets
-					      ? (double)v->c.tx_kicks /
-							(double)v->c.tx_packets
-					      : 0.0));
-	return o;
+	ferry_q_view_get(pq, ok ? &now : NULL, v);
 }
 
 /*
@@ -239,7 +180,7 @@ static json_t *q_view_json(const struct q_view *v, double rx_pps, double tx_pps)
  * added to sum, so the totals count every frame whichever way it went.
  */
 static json_t *paths_json(struct ferry *f, struct ferry_port *p,
-			  struct q_view *sum)
+			  struct ferry_q_view *sum)
 {
 	json_t *o = json_object(), *x = json_object(), *k = json_object();
 	struct ferry_kpath_ctrs kc;
@@ -284,7 +225,7 @@ static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 {
 	json_t *o = json_object(), *qs = json_array(), *xdp = json_object();
-	struct q_view sum, v;
+	struct ferry_q_view sum, v;
 	double rx_pps = 0, tx_pps = 0;
 	uint64_t malformed = 0;
 	uint32_t i, r;
@@ -295,10 +236,10 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 		json_t *q;
 
 		q_view_get(pq, &v);
-		q_view_add(&sum, &v);
+		ferry_q_view_add(&sum, &v);
 		rx_pps += pq->rx_pps;
 		tx_pps += pq->tx_pps;
-		q = q_view_json(&v, pq->rx_pps, pq->tx_pps);
+		q = ferry_q_view_json(&v, pq->rx_pps, pq->tx_pps);
 		json_object_set_new(q, "queue", json_integer(pq->queue));
 		json_object_set_new(q, "worker",
 				    json_integer(pq->w ? pq->w->id : -1));
@@ -321,33 +262,12 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 	}
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
-	json_object_set_new(o, "totals", q_view_json(&sum, rx_pps, tx_pps));
+	json_object_set_new(o, "totals",
+			    ferry_q_view_json(&sum, rx_pps, tx_pps));
 	json_object_set_new(o, "queues", qs);
 	json_object_set_new(o, "xdp", xdp);
 	json_object_set_new(o, "xdp_malformed",
 			    json_integer((json_int_t)malformed));
-	return o;
-}
-
-static json_t *worker_stats_json(const struct ferry_worker *w)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(w->id));
-	json_object_set_new(o, "cpu", json_integer(w->cpu));
-#define W_SET(ctr)                                                             \
-	json_object_set_new(                                                   \
-		o, #ctr,                                                       \
-		json_integer((json_int_t)(ferry_ctr_read(&w->c.ctr) -          \
-					  w->base.ctr)));
-	FERRY_WORKER_COUNTERS(W_SET)
-#undef W_SET
-	json_object_set_new(o, "rx_pps", json_real(w->rx_pps));
-	json_object_set_new(o, "busy_share", json_real(w->busy_share));
-	json_object_set_new(o, "sockets", json_integer(w->n_pq));
-	json_object_set_new(
-		o, "idle",
-		json_string(w->idle == FERRY_IDLE_POLL ? "poll" : "busy"));
 	return o;
 }
 
@@ -483,7 +403,8 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker,
 	for (i = 0; i < f->workers.n && !port; i++)
 		if (worker < 0 || worker == i)
 			json_array_append_new(
-				workers, worker_stats_json(f->workers.v[i]));
+				workers,
+				ferry_worker_stats_json(f->workers.v[i]));
 	json_object_set_new(o, "ports", ports);
 	json_object_set_new(o, "workers", workers);
 	json_object_set_new(o, "gen", gens);
@@ -538,63 +459,20 @@ void ferry_stats_reset(struct ferry *f)
 		ferry_router_stats_reset(f->router);
 }
 
+static const char *pq_port_name(const struct ferry_pq *pq)
+{
+	return pq->port->name;
+}
+
 json_t *ferry_worker_show(struct ferry *f)
 {
 	json_t *arr = json_array();
 	int i;
 
-	for (i = 0; i < f->workers.n; i++) {
-		struct ferry_worker *w = f->workers.v[i];
-		json_t *o = json_object(), *socks = json_array();
-		uint32_t j;
-
-		for (j = 0; j < w->n_pq; j++) {
-			char s[64];
-
-			snprintf(s, sizeof(s), "%s/%u", w->pq[j]->port->name,
-				 w->pq[j]->queue);
-			json_array_append_new(socks, json_string(s));
-		}
-		json_object_set_new(o, "id", json_integer(w->id));
-		json_object_set_new(o, "cpu", json_integer(w->cpu));
-		json_object_set_new(o, "idle",
-				    json_string(w->idle == FERRY_IDLE_POLL
-							? "poll"
-							: "busy"));
-		json_object_set_new(o, "sockets", socks);
-		socks = json_array();
-		for (j = 0; j < w->n_dq; j++) {
-			char s[64];
-
-			snprintf(s, sizeof(s), "%s/%u", w->dq[j]->port->name,
-				 w->dq[j]->queue);
-			json_array_append_new(socks, json_string(s));
-		}
-		json_object_set_new(o, "dpdk_queues", socks);
-		struct ferry_umem_acct ua;
-
-		ferry_worker_umem_acct(w, &ua);
-		json_object_set_new(o, "umem_frames", json_integer(ua.frames));
-		json_object_set_new(o, "umem_free", json_integer(ua.free));
-		json_object_set_new(o, "umem_in_rings",
-				    json_integer(ua.in_rings));
-		/* Held by the kernel between rings, or leaked: 0 when idle. */
-		json_object_set_new(o, "umem_elsewhere",
-				    json_integer(ua.elsewhere));
-		json_object_set_new(o, "umem_consistent",
-				    json_boolean(ua.consistent));
-		json_object_set_new(o, "umem_closed",
-				    json_integer((json_int_t)w->umem_closed));
-		json_object_set_new(
-			o, "umem_frames_lost",
-			json_integer((json_int_t)w->umem_frames_lost));
-		json_object_set_new(o, "umem",
-				    json_string(!w->umem ? "none"
-						: w->umem->hugepages
-							? "hugepages"
-							: "pages"));
-		json_array_append_new(arr, o);
-	}
+	for (i = 0; i < f->workers.n; i++)
+		json_array_append_new(
+			arr,
+			ferry_worker_show_json(f->workers.v[i], pq_port_name));
 	return arr;
 }
 
@@ -740,7 +618,7 @@ out:
 char *ferry_metrics(struct ferry *f)
 {
 	struct ferry_strbuf *b;
-	struct q_view *v;
+	struct ferry_q_view *v;
 	char lb[128];
 	size_t n = 0, k;
 	int i;
@@ -811,20 +689,7 @@ char *ferry_metrics(struct ferry *f)
 	steer_metrics(f, b);
 	kpath_metrics(f, b);
 
-#define W_FAMILY(ctr)                                                          \
-	family(b, "ferry_worker_" #ctr "_total", "per-worker counter " #ctr);  \
-	for (i = 0; i < f->workers.n; i++)                                     \
-		ferry_strbuf_printf(                                           \
-			b,                                                     \
-			"ferry_worker_" #ctr                                   \
-			"_total{worker=\"%d\",cpu=\"%d\"} %llu\n",             \
-			f->workers.v[i]->id, f->workers.v[i]->cpu,             \
-			(unsigned long long)(ferry_ctr_read(                   \
-						     &f->workers.v[i]          \
-							      ->c.ctr) -       \
-					     f->workers.v[i]->base.ctr));
-	FERRY_WORKER_COUNTERS(W_FAMILY)
-#undef W_FAMILY
+	ferry_worker_metrics(&f->workers, b);
 	return ferry_strbuf_take(b);
 }
 
