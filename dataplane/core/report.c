@@ -182,11 +182,11 @@ static void q_view_get(const struct ferry_pq *pq, struct ferry_q_view *v)
 static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 			  struct ferry_q_view *sum)
 {
-	json_t *o = json_object(), *x = json_object(), *k = json_object();
+	json_t *o = json_object(), *x = json_object();
 	struct ferry_kpath_ctrs kc;
 	uint64_t tx_pk, tx_by;
+	json_t *k = ferry_kpath_stats_json(&f->ports, p, &kc, &tx_pk, &tx_by);
 
-	ferry_kpath_stats(&f->ports, p, &kc, &tx_pk, &tx_by);
 	json_object_set_new(x, "rx_packets",
 			    json_integer((json_int_t)sum->c.rx_packets));
 	json_object_set_new(x, "rx_bytes",
@@ -195,21 +195,6 @@ static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 			    json_integer((json_int_t)sum->c.tx_packets));
 	json_object_set_new(x, "tx_bytes",
 			    json_integer((json_int_t)sum->c.tx_bytes));
-	json_object_set_new(k, "rx_packets",
-			    json_integer((json_int_t)kc.rx_packets));
-	json_object_set_new(k, "rx_bytes",
-			    json_integer((json_int_t)kc.rx_bytes));
-	json_object_set_new(k, "tx_packets", json_integer((json_int_t)tx_pk));
-	json_object_set_new(k, "tx_bytes", json_integer((json_int_t)tx_by));
-	/* Of p's own redirects (p as ingress): what did not go out. */
-#define K_SET(id) json_object_set_new(k, #id, json_integer((json_int_t)kc.id));
-	FERRY_KFWD_CTRS(K_SET)
-#undef K_SET
-	json_object_set_new(
-		k, "xdp_redirect_err",
-		json_integer((json_int_t)(kc.err_down + kc.err_too_big +
-					  kc.err_other)));
-	ferry_kpath_fib_json(p, k);
 	json_object_set_new(o, "xsk", x);
 	json_object_set_new(o, "kernel", k);
 	sum->c.rx_packets += kc.rx_packets;
@@ -557,64 +542,6 @@ static void steer_metrics(struct ferry *f, struct ferry_strbuf *b)
 	}
 }
 
-/* The kernel path's counters per port (stats' paths.kernel). */
-static void kpath_metrics(struct ferry *f, struct ferry_strbuf *b)
-{
-	struct ferry_kpath_ctrs *kc;
-	uint64_t *tx;
-	int i;
-
-	kc = calloc(f->ports.n ? f->ports.n : 1, sizeof(*kc));
-	tx = calloc(f->ports.n ? 2 * f->ports.n : 2, sizeof(*tx));
-	if (!kc || !tx)
-		goto out;
-	for (i = 0; i < f->ports.n; i++)
-		ferry_kpath_stats(&f->ports, f->ports.v[i], &kc[i], &tx[2 * i],
-				  &tx[2 * i + 1]);
-#define KP_FAMILY(nm, help, expr)                                              \
-	family(b, "ferry_kpath_" nm "_total", help);                           \
-	for (i = 0; i < f->ports.n; i++)                                       \
-		ferry_strbuf_printf(                                           \
-			b, "ferry_kpath_" nm "_total{port=\"%s\"} %llu\n",     \
-			f->ports.v[i]->name, (unsigned long long)(expr));
-	KP_FAMILY("rx_packets",
-		  "frames the classifier redirected in the kernel",
-		  kc[i].rx_packets)
-	KP_FAMILY("rx_bytes", "bytes the classifier redirected in the kernel",
-		  kc[i].rx_bytes)
-	KP_FAMILY("tx_packets",
-		  "frames sent out of the port by the kernel path", tx[2 * i])
-	KP_FAMILY("tx_bytes", "bytes sent out of the port by the kernel path",
-		  tx[2 * i + 1])
-#define KP_CTR(id)                                                             \
-	KP_FAMILY(#id, "kernel-path counter " #id " of the port as ingress",   \
-		  kc[i].id)
-	FERRY_KFWD_CTRS(KP_CTR)
-#undef KP_CTR
-#undef KP_FAMILY
-	/* The route kernel path: what stayed in XDP, and why the rest went
-	 * to a worker (stats: paths.kernel.fib). */
-	family(b, "ferry_kpath_fib_total",
-	       "route ports' kernel path: frames forwarded in XDP (fwd) or "
-	       "left to a worker, by reason");
-	for (i = 0; i < f->ports.n; i++) {
-		struct ferry_fib_ctr fc;
-
-		if (ferry_kpath_fib_read(f->ports.v[i], &fc))
-			continue;
-#define KP_FIB(id)                                                             \
-	ferry_strbuf_printf(b,                                                 \
-			    "ferry_kpath_fib_total{port=\"%s\",reason=\"" #id  \
-			    "\"} %llu\n",                                      \
-			    f->ports.v[i]->name, (unsigned long long)fc.id);
-		FERRY_FIB_CTRS(KP_FIB)
-#undef KP_FIB
-	}
-out:
-	free(kc);
-	free(tx);
-}
-
 char *ferry_metrics(struct ferry *f)
 {
 	struct ferry_strbuf *b;
@@ -687,7 +614,7 @@ char *ferry_metrics(struct ferry *f)
 	}
 
 	steer_metrics(f, b);
-	kpath_metrics(f, b);
+	ferry_kpath_metrics(&f->ports, b);
 
 	ferry_worker_metrics(&f->workers, b);
 	return ferry_strbuf_take(b);
