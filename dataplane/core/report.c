@@ -486,62 +486,6 @@ static void family(struct ferry_strbuf *b, const char *name, const char *help)
 			    name);
 }
 
-/* One rule counter per (port, rule, CPU); `field` names the member. */
-#define STEER_FAMILIES(X)                                                      \
-	X(steered, "frames a steering rule sent into a CPU's CPUMAP queue")    \
-	X(processed, "steered frames that reached their target CPU")           \
-	X(redirect_failed, "steered frames dropped: no CPUMAP entry")
-
-static void steer_metrics(struct ferry *f, struct ferry_strbuf *b)
-{
-	struct ferry_steer_cpu_view v[FERRY_MAX_CPUS];
-	struct ferry_cpumap_ctr cm[FERRY_MAX_CPUS];
-	int i;
-	uint32_t j, cpu;
-
-#define STEER_FAMILY(field, help)                                              \
-	family(b, "ferry_steer_" #field "_total", help);                       \
-	for (i = 0; i < f->ports.n; i++) {                                     \
-		const struct ferry_port *p = f->ports.v[i];                    \
-		for (j = 0; p->steer && j < p->steer->n; j++) {                \
-			const struct ferry_steer_rule *r =                     \
-				&p->steer->rules[j];                           \
-			ferry_steer_read(p, r, v);                             \
-			for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)             \
-				if (r->cpus & (1ull << cpu))                   \
-					ferry_strbuf_printf(                   \
-						b,                             \
-						"ferry_steer_" #field          \
-						"_total{port=\"%s\","          \
-						"rule=\"%s\",cpu=\"%u\"} "     \
-						"%llu\n",                      \
-						p->name, r->name, cpu,         \
-						(unsigned long long)v[cpu]     \
-							.field);               \
-		}                                                              \
-	}
-	STEER_FAMILIES(STEER_FAMILY)
-#undef STEER_FAMILY
-
-	family(b, "ferry_cpumap_enqueue_drops_total",
-	       "frames a full CPUMAP queue refused, per port and target CPU "
-	       "(the kernel reports no rule)");
-	for (i = 0; i < f->ports.n; i++) {
-		const struct ferry_port *p = f->ports.v[i];
-
-		if (!p->steer || ferry_steer_cpumap_read(p, cm))
-			continue;
-		for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
-			if (p->steer->cpumap_qsize[cpu] || cm[cpu].drops)
-				ferry_strbuf_printf(
-					b,
-					"ferry_cpumap_enqueue_drops_total{"
-					"port=\"%s\",cpu=\"%u\"} %llu\n",
-					p->name, cpu,
-					(unsigned long long)cm[cpu].drops);
-	}
-}
-
 char *ferry_metrics(struct ferry *f)
 {
 	struct ferry_strbuf *b;
@@ -613,7 +557,7 @@ char *ferry_metrics(struct ferry *f)
 						     p->verdict_base[r]));
 	}
 
-	steer_metrics(f, b);
+	ferry_steer_metrics(&f->ports, b);
 	ferry_kpath_metrics(&f->ports, b);
 
 	ferry_worker_metrics(&f->workers, b);
