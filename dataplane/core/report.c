@@ -256,26 +256,6 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 	return o;
 }
 
-static json_t *gen_json(const struct ferry_port *p)
-{
-	const struct ferry_gen_params *gp = ferry_gen_params(p->gen);
-	json_t *o = json_object();
-
-	json_object_set_new(o, "port", json_string(p->name));
-	json_object_set_new(o, "running",
-			    json_boolean(ferry_gen_running(p->gen)));
-	json_object_set_new(o, "frames",
-			    json_integer((json_int_t)ferry_gen_frames(p->gen)));
-	json_object_set_new(o, "pps", json_real(p->gen_pps));
-	json_object_set_new(o, "engine",
-			    json_string(ferry_gen_engine_name(p->gen)));
-	json_object_set_new(o, "rate", json_integer((json_int_t)gp->rate));
-	json_object_set_new(o, "size", json_integer(gp->size));
-	json_object_set_new(o, "flows", json_integer(gp->flows));
-	json_object_set_new(o, "count", json_integer((json_int_t)gp->count));
-	return o;
-}
-
 /* Counters since ferryd started: retired ports plus live ones, raw. */
 static json_t *ledger_json(struct ferry *f)
 {
@@ -383,7 +363,9 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker,
 			continue;
 		json_array_append_new(ports, port_stats_json(f, p));
 		if (p->gen)
-			json_array_append_new(gens, gen_json(p));
+			json_array_append_new(
+				gens,
+				ferry_gen_json(p->gen, p->name, p->gen_pps));
 	}
 	for (i = 0; i < f->workers.n && !port; i++)
 		if (worker < 0 || worker == i)
