@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * report.c - what the control socket shows: ports, workers, counters with
- * rates, Prometheus text and, as typed values, what was configured. Counter names come
+ * report.c - what the control socket shows, composed: the ports and
+ * workers walked and each module's rows asked for (port_view.c,
+ * worker_view.c, kpath_view.c, steer_view.c, gen_view.c render their own),
+ * the rows that are the daemon's alone (the queues with their backend's
+ * kernel counters, the XDP verdicts, the ledger, `stats` itself and its
+ * reset), and, as typed values, what was configured. Counter names come
  * from the X-macro lists in counters.h and ferry_abi.h, nowhere else.
  */
 #include <errno.h>
@@ -13,11 +17,9 @@
 #include "kpath.h"
 #include "log.h"
 #include "router.h"
-#include "spread.h"
 #include "steer.h"
-#include "strbuf.h"
 #include "port_view.h"
-#include "wire.h"
+#include "prom.h"
 #include "worker_view.h"
 
 static const char *const reason_names[] = {
@@ -344,7 +346,6 @@ json_t *ferry_worker_show(struct ferry *f)
 
 /* ----------------------------------------------------- metrics, config */
 
-/* One metric family: HELP and TYPE once, then its samples together. */
 /* A queue's labels; a spread port's sockets share a queue, so they are
  * told apart by worker. */
 static const char *q_labels(char *buf, size_t len, const struct ferry_port *p,
@@ -359,12 +360,6 @@ static const char *q_labels(char *buf, size_t len, const struct ferry_port *p,
 		snprintf(buf, len, "port=\"%s\",queue=\"%u\"", p->name,
 			 pq->queue);
 	return buf;
-}
-
-static void family(struct ferry_strbuf *b, const char *name, const char *help)
-{
-	ferry_strbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help,
-			    name);
 }
 
 char *ferry_metrics(struct ferry *f)
@@ -391,7 +386,7 @@ char *ferry_metrics(struct ferry *f)
 			q_view_get(&f->ports.v[i]->pq[q], &v[k++]);
 
 #define Q_FAMILY(ctr, field, help)                                             \
-	family(b, "ferry_queue_" #ctr "_total", help);                         \
+	ferry_prom_family(b, "ferry_queue_" #ctr "_total", help);              \
 	for (i = 0, k = 0; i < f->ports.n; i++)                                \
 		for (q = 0; q < f->ports.v[i]->n_queues; q++, k++)             \
 			ferry_strbuf_printf(                                   \
@@ -407,8 +402,8 @@ char *ferry_metrics(struct ferry *f)
 #undef Q_FERRY
 #undef Q_FAMILY
 
-	family(b, "ferry_queue_drops_total",
-	       "frames ferry dropped in userspace, by reason");
+	ferry_prom_family(b, "ferry_queue_drops_total",
+			  "frames ferry dropped in userspace, by reason");
 #define D_LINE(ctr)                                                            \
 	ferry_strbuf_printf(                                                   \
 		b, "ferry_queue_drops_total{%s,reason=\"" #ctr "\"} %llu\n",   \
@@ -421,8 +416,8 @@ char *ferry_metrics(struct ferry *f)
 #undef D_LINE
 	free(v);
 
-	family(b, "ferry_xdp_verdicts_total",
-	       "frames the XDP classifier saw, by verdict reason");
+	ferry_prom_family(b, "ferry_xdp_verdicts_total",
+			  "frames the XDP classifier saw, by verdict reason");
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];
 
