@@ -14,19 +14,11 @@
 #include "commands.h"
 #include "opt.h"
 #include "proto.h"
+#include "strbuf.h"
 
-/* A growing text; on allocation failure it keeps what it had and err is
- * set, so the caller frees one buffer and reports -ENOMEM. */
-struct cmd_buf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-__attribute__((format(printf, 2, 3))) void cmd_buf_printf(struct cmd_buf *b,
-							  const char *fmt, ...);
-/* Appends "NAME ARGS\n", the arguments printed from the rows. */
-void cmd_buf_line(struct cmd_buf *b, const char *name,
+/* Appends "NAME ARGS\n", the arguments printed from the rows; a row that
+ * cannot be printed is the buffer's failure. */
+void cmd_buf_line(struct ferry_strbuf *b, const char *name,
 		  const struct ctl_syntax *s, const void *params);
 
 /*
@@ -48,7 +40,7 @@ struct cmd_module {
 	size_t n;
 	/* Appends this module's part of the running configuration; NULL:
 	 * the module's commands configure nothing that lasts. */
-	void (*config)(struct ferryd_ctx *ctx, struct cmd_buf *b);
+	void (*config)(struct ferryd_ctx *ctx, struct ferry_strbuf *b);
 };
 
 extern const struct cmd_module cmd_handover_module;

@@ -145,7 +145,7 @@ static int cmd_route(void *ctx, int argc, char **argv, json_t **data,
 }
 
 /* After every port add, so a peer exists when its xconnect is read. */
-static void app_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void app_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct app_params p;
 	enum ferry_app app;

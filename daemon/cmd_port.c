@@ -171,7 +171,7 @@ static int cmd_port_show(void *ctx, int argc, char **argv, json_t **data,
 	return *data ? 0 : -ENOENT;
 }
 
-static void port_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void port_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct ferry_port_params pp;
 	int i;

@@ -137,7 +137,7 @@ static int cmd_proxy_show(void *ctx, int argc, char **argv, json_t **data,
 	return *data ? 0 : -ENOENT;
 }
 
-static void proxy_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void proxy_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct ferry_proxy_params pp;
 	char name[FERRY_PROXY_NAME_MAX];

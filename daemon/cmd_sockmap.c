@@ -102,7 +102,7 @@ static int cmd_sockmap_show(void *ctx, int argc, char **argv, json_t **data,
 	return *data ? 0 : -ENOMEM;
 }
 
-static void sockmap_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void sockmap_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct ferry_sockmap_params p;
 

@@ -201,7 +201,7 @@ static int cmd_steer_show(void *ctx, int argc, char **argv, json_t **data,
  * Per port, in table order, so a reload keeps the order: steering and ACL
  * rules share the table, so both kinds are printed here, in one loop.
  */
-static void steer_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void steer_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct ferry_steer_params sp;
 	struct ferry_acl_params ap;

@@ -135,7 +135,7 @@ static int cmd_worker_show(void *ctx, int argc, char **argv, json_t **data,
 	return 0;
 }
 
-static void workers_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
+static void workers_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 {
 	struct workers_params p;
 	enum ferry_idle idle;

@@ -7,7 +7,6 @@
  * it.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,40 +18,7 @@
 
 /* ------------------------------------------------------------- text */
 
-void cmd_buf_printf(struct cmd_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	size_t cap;
-	char *s;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL,
-			      b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = -EINVAL;
-			return;
-		}
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		cap = (b->cap + (size_t)n + 1) * 2;
-		s = realloc(b->s, cap);
-		if (!s) {
-			b->err = -ENOMEM; /* b->s is still ours to free */
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
-void cmd_buf_line(struct cmd_buf *b, const char *name,
+void cmd_buf_line(struct ferry_strbuf *b, const char *name,
 		  const struct ctl_syntax *s, const void *params)
 {
 	char line[CTL_MAX_LINE];
@@ -61,11 +27,10 @@ void cmd_buf_line(struct cmd_buf *b, const char *name,
 	snprintf(line, sizeof(line), "%s", name);
 	rc = ctl_opt_print(s, params, line, sizeof(line));
 	if (rc) {
-		if (!b->err)
-			b->err = rc;
+		ferry_strbuf_fail(b, rc);
 		return;
 	}
-	cmd_buf_printf(b, "%s\n", line);
+	ferry_strbuf_printf(b, "%s\n", line);
 }
 
 /* ----------------------------------------------------------- basics */
@@ -218,18 +183,15 @@ void ferryd_commands_fini(struct ferryd_ctx *ctx)
 
 char *ferryd_config_text(struct ferryd_ctx *ctx, const struct cmd_module *skip)
 {
-	struct cmd_buf b = {0};
+	struct ferry_strbuf *b = ferry_strbuf_create();
 	size_t i;
 
-	cmd_buf_printf(&b, "# ferryd %s running configuration\n",
-		       FERRY_VERSION);
+	if (!b)
+		return NULL;
+	ferry_strbuf_printf(b, "# ferryd %s running configuration\n",
+			    FERRY_VERSION);
 	for (i = 0; i < CMD_N(modules); i++)
 		if (modules[i]->config && modules[i] != skip)
-			modules[i]->config(ctx, &b);
-	if (b.err) {
-		free(b.s);
-		errno = -b.err;
-		return NULL;
-	}
-	return b.s;
+			modules[i]->config(ctx, b);
+	return ferry_strbuf_take(b);
 }

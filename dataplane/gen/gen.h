@@ -11,6 +11,7 @@
 #ifndef FERRY_GEN_H
 #define FERRY_GEN_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,5 +74,7 @@ uint64_t ferry_gen_frames(const struct ferry_gen *g);
 const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g);
 /* The engine in use: "live" or "xsk". */
 const char *ferry_gen_engine_name(const struct ferry_gen *g);
+/* gen_view.c: g's row of `stats`, as the generator of port at pps. */
+json_t *ferry_gen_json(const struct ferry_gen *g, const char *port, double pps);
 
 #endif /* FERRY_GEN_H */

@@ -815,20 +815,6 @@ int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out)
 	return 0;
 }
 
-void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
-{
-	struct ferry_fib_ctr sum;
-	json_t *o;
-
-	if (ferry_kpath_fib_read(p, &sum))
-		return;
-	o = json_object();
-#define FSET(id) json_object_set_new(o, #id, json_integer((json_int_t)sum.id));
-	FERRY_FIB_CTRS(FSET)
-#undef FSET
-	json_object_set_new(k, "fib", o);
-}
-
 static void fib_reset(struct ferry_port *p)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "port.h"
+#include "strbuf.h"
 
 /* The kernel path's counters of a port, raw (since its classifier was
  * loaded): redirected, sent by the egress, refused at redirect time, refused
@@ -122,6 +123,13 @@ int ferry_kpath_lo_forwarding(void);
 /* p's route kernel-path counters (why frames went to a worker) into k,
  * since `stats reset`. */
 void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
+/* kpath_view.c: p's paths.kernel object of `stats`, with the counters it
+ * shows (rx as ingress, tx as egress) for the caller's totals. */
+json_t *ferry_kpath_stats_json(struct ferry_ports *ps, struct ferry_port *p,
+			       struct ferry_kpath_ctrs *kc, uint64_t *tx_pk,
+			       uint64_t *tx_by);
+/* kpath_view.c: the ferry_kpath_*_total families of every port. */
+void ferry_kpath_metrics(struct ferry_ports *ps, struct ferry_strbuf *b);
 /* The same counters summed over CPUs into out; -ENOENT for a port that is
  * not a route port with a classifier. */
 int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out);

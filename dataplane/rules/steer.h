@@ -24,6 +24,7 @@
 
 #include "ferry_abi.h"
 #include "ferry_err.h"
+#include "strbuf.h"
 
 struct ferry_port;
 struct ferry_ports;
@@ -155,6 +156,10 @@ int ferry_steer_read(const struct ferry_port *p,
 /* The port's CPUMAP per target CPU; -ENOTSUP when not measured. */
 int ferry_steer_cpumap_read(const struct ferry_port *p,
 			    struct ferry_cpumap_ctr out[FERRY_MAX_CPUS]);
+
+/* steer_view.c: the ferry_steer_*_total and
+ * ferry_cpumap_enqueue_drops_total families of every port. */
+void ferry_steer_metrics(const struct ferry_ports *ps, struct ferry_strbuf *b);
 
 /* "tcp", "udp" or "any"; prefix as "a.b.c.d/n" or "x::/n", "" if none. */
 const char *ferry_steer_proto_name(uint8_t l4_proto);
