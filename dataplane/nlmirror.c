@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1158,6 +1159,19 @@ static void route_obj(struct nlmirror *m, uint16_t type, int family,
 	route_set(m, family, k, len, o->fib_id, tag);
 }
 
+/* A member's weight: the byte after the id holds weight - 1; the next one
+ * (weight_high since 6.12, reserved and zero before, so older headers
+ * lack the name) the high bits. */
+_Static_assert(sizeof(struct nexthop_grp) == 8 &&
+		       offsetof(struct nexthop_grp, weight) == 4,
+	       "struct nexthop_grp layout");
+static uint32_t grp_weight(const struct nexthop_grp *e)
+{
+	const uint8_t *b = (const uint8_t *)e;
+
+	return ((uint32_t)b[5] << 8 | b[4]) + 1;
+}
+
 /* The members of an NHA_GROUP, each referenced; NULL (n 0) if none is
  * known. */
 static struct mmember *grp_members(struct nlmirror *m, const struct nlattr *a,
@@ -1179,7 +1193,7 @@ static struct mmember *grp_members(struct nlmirror *m, const struct nlattr *a,
 		}
 		p->refs++;
 		mem[*n].obj = (uint32_t)(p - m->obj);
-		mem[*n].weight = nexthop_grp_weight(&e[i]);
+		mem[*n].weight = grp_weight(&e[i]);
 		(*n)++;
 	}
 	if (!*n) {

@@ -18,7 +18,8 @@
  * installed; the others are counted as shadowed and not remembered: when
  * the installed one is deleted, the mirror asks the kernel which route of
  * the prefix now wins (RTM_GETROUTE, RTM_F_FIB_MATCH) and installs that.
- * IPv4 routes via IPv6 gateways (RTA_VIA) are counted as unsupported.
+ * IPv4 routes via IPv6 gateways (RTA_VIA) are counted as unsupported
+ * (through a nexthop object of IPv6 they work: a next hop has no family).
  *
  * Nexthop objects (`ip nexthop`, RTM_NEWNEXTHOP; what FRR's zebra installs
  * routes with): each object is a FIB next hop of its own, and a route
