@@ -91,6 +91,7 @@ struct mobj {
 	uint8_t group;
 	uint8_t blackhole;
 	uint8_t fib_group; /* fib_id is a FIB group */
+	uint8_t dying;	   /* gone from the kernel: objs_bury() pending */
 	uint32_t nh;	   /* single, not blackhole: index in m->nh */
 	uint32_t next;	   /* next object of that m->nh (or free): index + 1 */
 	struct mmember *mem; /* group: the kernel's members */
@@ -119,7 +120,7 @@ struct nlmirror {
 	size_t n_obj, cap_obj;
 	uint32_t obj_free;  /* first free slot's index + 1 */
 	uint32_t *obj_hash; /* kernel id -> index + 1, 0 empty; power of 2 */
-	size_t cap_obj_hash, n_live;
+	size_t cap_obj_hash, n_live, n_dying;
 
 	struct nlmirror_link *links;
 	size_t n_links, cap_links;
@@ -675,25 +676,33 @@ static void obj_put(struct nlmirror *m, uint32_t idx)
 	obj_was_put(m, &w);
 }
 
-/* The routes through FIB next hop id, as (family, prefix, len). */
+/* The routes through FIB next hop id (0: through any dying object), as
+ * (family, prefix, len). */
 struct rkey {
 	uint8_t family, len;
 	uint8_t k[16];
 };
 
 struct rkeys {
+	const struct nlmirror *m;
 	uint32_t id;
 	int family;
 	struct rkey *r;
 	size_t n, cap;
 };
 
+static bool nh_dying(const struct nlmirror *m, uint32_t nh)
+{
+	return nh < m->map_size && (m->map[nh] & MAP_KIND) == MAP_OBJ &&
+	       m->obj[m->map[nh] & ~MAP_KIND].dying;
+}
+
 static int rkeys_cb(void *arg, const uint8_t prefix[16], unsigned len,
 		    uint32_t nh)
 {
 	struct rkeys *a = arg;
 
-	if (nh != a->id)
+	if (a->id ? nh != a->id : !nh_dying(a->m, nh))
 		return 0;
 	if (grow((void **)&a->r, &a->cap, a->n + 1, sizeof(*a->r)))
 		return -ENOMEM;
@@ -710,6 +719,7 @@ static int routes_via(struct nlmirror *m, uint32_t id, struct rkeys *a)
 	int err;
 
 	memset(a, 0, sizeof(*a));
+	a->m = m;
 	a->id = id;
 	a->family = 4;
 	err = fib_walk(m->p.fib, 4, rkeys_cb, a);
@@ -882,60 +892,65 @@ static int grp_obj_sync(struct nlmirror *m, uint32_t g)
 	return 0;
 }
 
-static void obj_kill(struct nlmirror *m, uint32_t idx);
-
-/* Every group listing single object idx: the kernel drops it from them
- * (gone) or changed it (moved), and drops a group it leaves empty. */
-static void groups_sync(struct nlmirror *m, uint32_t idx, bool gone)
-{
-	size_t g;
-	unsigned i, k, had;
-
-	for (g = 0; g < m->n_obj; g++) {
-		struct mobj *o = &m->obj[g];
-
-		if (!o->live || !o->group)
-			continue;
-		for (i = had = 0; i < o->n_mem; i++)
-			had += o->mem[i].obj == idx;
-		if (!had)
-			continue;
-		if (!gone) {
-			if (grp_obj_sync(m, (uint32_t)g))
-				obj_kill(m, (uint32_t)g);
-			continue;
-		}
-		for (i = k = 0; i < o->n_mem; i++)
-			if (o->mem[i].obj != idx)
-				o->mem[k++] = o->mem[i];
-		o->n_mem = k;
-		while (had--)
-			obj_put(m, idx);
-		if (!k || grp_obj_sync(m, (uint32_t)g))
-			obj_kill(m, (uint32_t)g);
-	}
-}
-
-/*
- * The kernel no longer has object idx (RTM_DELNEXTHOP, its link went
- * down, or a re-dump did not show it). The kernel removes the routes
- * through it without an RTM_DELROUTE (IPv4 always; IPv6 unless
- * net.ipv4.nexthop_compat_mode), and drops it from its groups: the same
- * here, each route removed as if deleted (a higher-metric route behind it
- * is asked for).
- */
-static void obj_kill(struct nlmirror *m, uint32_t idx)
+/* The kernel no longer has object idx (RTM_DELNEXTHOP, its link went
+ * down, or a re-dump did not show it): out of the id table, and marked
+ * for objs_bury(), which takes away what goes with it. */
+static void obj_doom(struct nlmirror *m, uint32_t idx)
 {
 	struct mobj *o = &m->obj[idx];
-	struct rkeys a = {0};
-	size_t i;
 
 	if (!o->live)
 		return;
 	obj_hash_del(m, o->kid);
 	o->live = 0;
+	o->dying = 1;
+	m->n_dying++;
 	m->c.nexthops_deleted++;
-	if (o->routes && !routes_via(m, o->fib_id, &a)) {
+}
+
+/*
+ * What the kernel does, silently, when objects go: each group drops its
+ * members among them (a group left empty goes too), and every route
+ * through one of them is deleted, without an RTM_DELROUTE (IPv4 always,
+ * IPv6 unless net.ipv4.nexthop_compat_mode). Here the same, for all the
+ * dying objects at once: one walk of the FIB however many went (a link
+ * down takes all of its objects), each route removed as if deleted (a
+ * higher-metric route behind it is asked for).
+ */
+static void objs_bury(struct nlmirror *m)
+{
+	struct rkeys a = {0};
+	size_t g, i;
+	bool walk = false;
+
+	if (!m->n_dying)
+		return;
+	for (g = 0; g < m->n_obj; g++) {
+		struct mobj *o = &m->obj[g];
+		unsigned k = 0, n = o->n_mem;
+
+		if (!o->live || !o->group)
+			continue;
+		/* the kept members to the front, the dying ones behind */
+		for (i = 0; i < n; i++)
+			if (!m->obj[o->mem[i].obj].dying) {
+				struct mmember t = o->mem[k];
+
+				o->mem[k++] = o->mem[i];
+				o->mem[i] = t;
+			}
+		if (k == n)
+			continue;
+		o->n_mem = k;
+		/* the paths rebuilt before a dying member may be freed */
+		if (!k || grp_obj_sync(m, (uint32_t)g))
+			obj_doom(m, (uint32_t)g);
+		for (i = k; i < n; i++)
+			obj_put(m, o->mem[i].obj);
+	}
+	for (i = 0; i < m->n_obj; i++)
+		walk |= m->obj[i].dying && m->obj[i].routes;
+	if (walk && !routes_via(m, 0, &a)) {
 		for (i = 0; i < a.n; i++) {
 			struct rkey *r = &a.r[i];
 			uint32_t *tag = fib_route_tag(m->p.fib, r->family, r->k,
@@ -947,9 +962,40 @@ static void obj_kill(struct nlmirror *m, uint32_t idx)
 		}
 	}
 	free(a.r);
-	if (!m->obj[idx].group)
-		groups_sync(m, idx, true);
-	obj_put(m, idx); /* the kernel's */
+	for (i = 0; i < m->n_obj; i++) {
+		if (!m->obj[i].dying)
+			continue;
+		m->obj[i].dying = 0;
+		m->n_dying--;
+		obj_put(m, (uint32_t)i); /* the kernel's */
+	}
+}
+
+static void obj_kill(struct nlmirror *m, uint32_t idx)
+{
+	obj_doom(m, idx);
+	objs_bury(m);
+}
+
+/* Groups listing idx, which is no longer a single next hop: their paths
+ * without it (the kernel refuses this while it is a member; not relied
+ * on). */
+static void groups_resync(struct nlmirror *m, uint32_t idx)
+{
+	size_t g;
+	unsigned i;
+
+	for (g = 0; g < m->n_obj; g++) {
+		struct mobj *o = &m->obj[g];
+
+		if (!o->live || !o->group)
+			continue;
+		for (i = 0; i < o->n_mem && o->mem[i].obj != idx; i++)
+			;
+		if (i < o->n_mem && grp_obj_sync(m, (uint32_t)g))
+			obj_doom(m, (uint32_t)g);
+	}
+	objs_bury(m);
 }
 
 /* Object idx becomes a single next hop: through key, or a blackhole. The
@@ -1030,10 +1076,8 @@ static int obj_set_group(struct nlmirror *m, uint32_t idx, struct mmember *mem,
 	o->mem = mem;
 	o->n_mem = n;
 	err = grp_obj_sync(m, idx);
-	/* a member no more: groups listing it lose its path (the kernel
-	 * refuses this while it is a member; not relied on) */
 	if (was.single)
-		groups_sync(m, idx, false);
+		groups_resync(m, idx);
 	obj_was_put(m, &was);
 	return err;
 }
@@ -1291,10 +1335,11 @@ static void link_flush(struct nlmirror *m, int ifindex)
 
 		if (o->live && !o->group && !o->blackhole &&
 		    m->nh[o->nh].key.ifindex == ifindex) {
-			obj_kill(m, (uint32_t)i);
+			obj_doom(m, (uint32_t)i);
 			m->c.nexthops_flushed++;
 		}
 	}
+	objs_bury(m);
 }
 
 static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
@@ -1660,10 +1705,10 @@ static int dump_nexthops(struct nlmirror *m)
 		if (!m->obj[i].stale)
 			continue;
 		m->obj[i].stale = 0;
-		/* a group may have gone with its last member already */
-		if (!err && m->obj[i].live)
-			obj_kill(m, (uint32_t)i);
+		if (!err)
+			obj_doom(m, (uint32_t)i);
 	}
+	objs_bury(m);
 	return err;
 }
 

@@ -10,8 +10,8 @@
 # blackhole made a gateway, IPv6; a member deleted leaves its groups, an
 # object deleted takes its routes and the groups it empties with it (the
 # kernel says nothing of those routes), a higher-metric route behind one
-# takes over; a link without carrier flushes the objects through it and
-# their routes; events lost to a socket overrun are made good by the
+# takes over; a link without carrier flushes the objects through it (101,
+# 500 routes) and their routes; events lost to a socket overrun are made good by the
 # re-dump, a deleted object's routes included.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -192,6 +192,19 @@ assert_match "still there: route through object 1" "^nh [0-9]+ $pa\$" "$(lk 10.1
 ip -n "$dut" nexthop add id 60 via 10.3.0.2 dev "$DC"
 ip -n "$dut" route add 10.60.0.0/16 nhid 60
 assert_match "route via dc" "^nh [0-9]+ via 10.3.0.2 port 2 mac $MC\$" "$(lk 10.60.1.1)"
+# and many more: 100 objects with 5 routes each, a group of two of them
+for i in $(seq 100 199); do
+	echo "nexthop add id $i via 10.3.0.2 dev $DC"
+	for j in 0 1 2 3 4; do
+		echo "route add 10.$((i - 36)).$j.0/24 nhid $i"
+	done
+done >"$TB_RUN/dc.batch"
+echo "nexthop add id 300 group 100/199" >>"$TB_RUN/dc.batch"
+echo "route add 10.61.0.0/16 nhid 300" >>"$TB_RUN/dc.batch"
+ip -n "$dut" -batch "$TB_RUN/dc.batch"
+assert_match "route 5 of object 199" "^nh [0-9]+ via 10.3.0.2 port 2 mac $MC\$" "$(lk 10.163.4.1)"
+assert_match "route through the group on dc" "^nh [0-9]+ multipath " "$(lk 10.61.1.1)"
+fl=$(ctr nexthops_flushed)
 ip -n "$(tb_nsname pc)" link set "$(tb_ifname pc)" down
 for _ in $(seq 20); do
 	ip -n "$dut" nexthop show id 60 >/dev/null 2>&1 || break
@@ -199,7 +212,13 @@ for _ in $(seq 20); do
 done
 assert_eq "kernel flushed object 60" 1 "$(ip -n "$dut" nexthop show id 60 >/dev/null 2>&1 || echo 1)"
 assert_eq "carrier lost: route gone" none "$(lk 10.60.1.1)"
-assert_ge "flush counted" 1 "$(ctr nexthops_flushed)"
+assert_eq "carrier lost: route of object 100 gone" none "$(lk 10.64.0.1)"
+assert_eq "carrier lost: route of object 199 gone" none "$(lk 10.163.4.1)"
+assert_eq "carrier lost: the group's route gone" none "$(lk 10.61.1.1)"
+assert_eq "flush counted (60, 100-199)" $((fl + 101)) "$(ctr nexthops_flushed)"
+# (the neighbour's own host route stays)
+assert_eq "no route of dc's objects left" 0 \
+	"$(q routes | grep -v '^route 10.3.0.2/32 ' | grep -c 'via 10.3.0.2 port 2' || true)"
 
 # with nexthop_compat_mode on the kernel also sends every route through a
 # changed object: the same FIB next hop either way
