@@ -5,8 +5,9 @@
 # fd97::1. A route `nhid 10` sends pings to srv; `ip nexthop replace id 10`
 # through p2 makes them go to srv2 with no route change, a ping every
 # 20 ms losing nothing, on the worker path (path xsk) and on the kernel
-# path (bpf_fib_lookup resolves the objects itself), IPv4 and IPv6; the
-# kernel forwards nothing itself; the object deleted takes its route with
+# path (bpf_fib_lookup resolves the objects itself), IPv4 and IPv6; an
+# object's gateway not yet resolved is asked for; the kernel forwards
+# nothing itself; the object deleted takes its route with
 # it: unreachable from the dut.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -120,6 +121,17 @@ e1=$(echos "$srv") e2=$(echos "$srv2")
 out=$(ip netns exec "$cli" ping -c 5 -i 0.05 -W 1 fd97::1) || tb_die "pings lost: $out"
 assert_eq "IPv6: srv2 answers now" $((e2 + 5)) "$(echos "$srv2")"
 assert_eq "IPv6: srv no more" "$e1" "$(echos "$srv")"
+# through a gateway the dut has not resolved: the worker finds no
+# neighbour, ferry asks the kernel for the object's gateway, then forwards
+ip -n "$srv2" addr add 10.85.3.2/24 dev "$S2"
+rs=$(nl resolve_sent)
+ip -n "$dut" nexthop replace id 10 via 10.85.3.2 dev "$D2"
+wait_via 10.97.0.0/24 "10.85.3.2 p2" || true
+assert_eq "fib: through the unresolved gateway" "10.85.3.2 p2" "$(via 10.97.0.0/24)"
+out=$(tb_routed_ping dut "$cli" 10.97.0.1) || tb_die "no reply via the unresolved gateway: $out"
+assert_ge "the object's gateway resolved on request" $((rs + 1)) "$(nl resolve_sent)"
+assert_eq "the dut's kernel knows it now" 1 \
+	"$(ip -n "$dut" neigh show 10.85.3.2 dev "$D2" | grep -c lladdr || true)"
 st=$(tb_ctlj dut stats)
 echo "route: $(jq -c '.data.route | del(.netlink)' <<<"$st")"
 echo "netlink: $(jq -c '.data.route.netlink' <<<"$st")"
