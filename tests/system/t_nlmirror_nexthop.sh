@@ -55,7 +55,9 @@ ip -n "$dut" route add 10.10.0.0/16 nhid 1
 ip -n "$dut" route add 10.11.0.0/16 nhid 3
 
 coproc DUMPER { exec ip netns exec "$dut" "$DUMP" -p "$DA" -p "$DB" -p "$DC" -i 2>&1; }
-tb_track "$DUMPER_PID"
+# bash unsets DUMPER_PID once the coprocess exits: a copy to wait for
+dpid=$DUMPER_PID
+tb_track "$dpid"
 # the coprocess's own descriptors are closed in subshells: $(q ...) needs
 # copies
 exec {DIN}>&"${DUMPER[1]}" {DOUT}<&"${DUMPER[0]}"
@@ -261,5 +263,5 @@ echo "$c"
 assert_match "no unknown ids" "^counter nh_unknown 0\$" "$c"
 assert_match "no FIB errors" "^counter fib_errors 0\$" "$c"
 echo quit >&"$DIN"
-wait "$DUMPER_PID" || tb_die "nlmirror_dump failed"
+wait "$dpid" || tb_die "nlmirror_dump failed"
 ((ASSERT_FAILS == 0))
