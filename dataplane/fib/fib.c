@@ -635,24 +635,79 @@ int fib_nh_get(const struct fib *fib, uint32_t id, struct fib_nh_info *info)
 	return 0;
 }
 
-int fib_nh_group_alloc(struct fib *fib, const uint32_t *members, unsigned n)
+static uint64_t group_word(unsigned n, unsigned room)
+{
+	return (uint64_t)FIB_NH_F_GROUP << FIB_NHW_FLAGS_SHIFT |
+	       (uint64_t)room << FIB_NHW_ROOM_SHIFT | n;
+}
+
+static unsigned group_room(uint64_t w)
+{
+	return (unsigned)(w >> FIB_NHW_ROOM_SHIFT) & 0xffff;
+}
+
+static bool members_ok(const struct fib *fib, const uint32_t *members,
+		       unsigned n)
+{
+	unsigned i;
+
+	if (!n || n > FIB_MP_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!nh_is_live_single(fib, members[i]))
+			return false;
+	return true;
+}
+
+int fib_nh_group_alloc_room(struct fib *fib, const uint32_t *members,
+			    unsigned n, unsigned room)
 {
 	uint32_t id, i;
 	int err;
 
-	if (!n || n > FIB_MP_MAX)
+	if (!members_ok(fib, members, n) || room < n || room > FIB_MP_MAX)
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		if (!nh_is_live_single(fib, members[i]))
-			return -EINVAL;
-	err = nh_run_alloc(fib, n + 1, &id);
+	err = nh_run_alloc(fib, room + 1, &id);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++)
 		nh_store(fib, id + 1 + i, members[i]);
 	/* the header last: a reader that sees it sees its members */
-	nh_store(fib, id, (uint64_t)FIB_NH_F_GROUP << FIB_NHW_FLAGS_SHIFT | n);
+	nh_store(fib, id, group_word(n, room));
 	return (int)id;
+}
+
+int fib_nh_group_alloc(struct fib *fib, const uint32_t *members, unsigned n)
+{
+	return fib_nh_group_alloc_room(fib, members, n, n);
+}
+
+int fib_nh_group_set(struct fib *fib, uint32_t id, const uint32_t *members,
+		     unsigned n)
+{
+	uint64_t w;
+	uint32_t i;
+
+	if (id == FIB_NH_NONE || id >= fib->nh_next)
+		return -EINVAL;
+	w = fib->nh[id];
+	if (!(fib_nhw_flags(w) & FIB_NH_F_GROUP) ||
+	    !members_ok(fib, members, n))
+		return -EINVAL;
+	if (n > group_room(w))
+		return -ENOSPC;
+	/*
+	 * A reader holding the old count picks a slot below it: each slot
+	 * is one store, so it finds the old path or the new one, both live
+	 * (the caller frees a path only through the grace period). Slots
+	 * past the old count are read only once the new count is seen,
+	 * which is stored last; slots past the new count keep their old
+	 * paths for the readers still on the old count.
+	 */
+	for (i = 0; i < n; i++)
+		nh_store(fib, id + 1 + i, members[i]);
+	nh_store(fib, id, group_word(n, group_room(w)));
+	return 0;
 }
 
 int fib_nh_group_get(const struct fib *fib, uint32_t id, uint32_t *members,
@@ -682,7 +737,7 @@ int fib_nh_free(struct fib *fib, uint32_t id)
 		return -EINVAL;
 	w = fib->nh[id];
 	if (fib_nhw_flags(w) & FIB_NH_F_GROUP)
-		n += (unsigned)(w & 0xffff);
+		n += group_room(w);
 	fib->nh_used -= n;
 	retire(fib, 0, id, (uint16_t)n);
 	return 0;

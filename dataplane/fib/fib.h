@@ -118,6 +118,16 @@ int fib_nh_alloc(struct fib *fib, const struct fib_nh_info *info);
 int fib_nh_set(struct fib *fib, uint32_t id, const struct fib_nh_info *info);
 int fib_nh_get(const struct fib *fib, uint32_t id, struct fib_nh_info *info);
 int fib_nh_group_alloc(struct fib *fib, const uint32_t *members, unsigned n);
+/* A group with room for up to `room` paths (n <= room <= FIB_MP_MAX), so
+ * that fib_nh_group_set() can later change its paths in place. */
+int fib_nh_group_alloc_room(struct fib *fib, const uint32_t *members,
+			    unsigned n, unsigned room);
+/* The paths of a group, changed in place without moving its id: every
+ * route through it follows at once. -ENOSPC when n is more than its room
+ * (allocate another group then). Readers see the old paths or the new
+ * ones (each path slot is stored before the count that makes it read). */
+int fib_nh_group_set(struct fib *fib, uint32_t id, const uint32_t *members,
+		     unsigned n);
 /* The member ids of a group (n on input: room; on output: count). */
 int fib_nh_group_get(const struct fib *fib, uint32_t id, uint32_t *members,
 		     unsigned *n);
@@ -256,9 +266,11 @@ static inline void fib6_lookup_bulk(const struct fib_dp *dp,
 }
 
 /* Next-hop word layout: MAC in bits 0-47 (byte i at bits 8i), port in
- * 48-58, flags in 59-63; a group's word has its path count in bits 0-15. */
+ * 48-58, flags in 59-63; a group's word has its path count in bits 0-15
+ * and its room (the path slots that follow it) in bits 16-31. */
 #define FIB_NHW_PORT_SHIFT  48
 #define FIB_NHW_FLAGS_SHIFT 59
+#define FIB_NHW_ROOM_SHIFT  16
 
 static inline uint64_t fib_nhw_load(const struct fib_dp *dp, uint32_t id)
 {
@@ -299,6 +311,9 @@ static inline uint32_t fib_nh_pick(const struct fib_dp *dp, uint32_t id,
 		/* multiply-shift: hash into [0, n) without a divide */
 		uint32_t k = (uint32_t)(((uint64_t)flow_hash * n) >> 32);
 
+		/* the path's address depends on the count just loaded, which
+		 * orders the two loads (fib_nh_group_set() stores a path
+		 * before the count that makes it read) */
 		id = (uint32_t)fib_nhw_load(dp, id + 1 + k) & FIB_E_VAL_MASK;
 	}
 	return id;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * nlmirror.c - the kernel's routes, neighbours, addresses and links,
- * mirrored into the FIB over rtnetlink with libmnl (see nlmirror.h).
+ * nlmirror.c - the kernel's routes, nexthop objects, neighbours, addresses
+ * and links, mirrored into the FIB over rtnetlink with libmnl (see
+ * nlmirror.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +18,7 @@
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
@@ -31,6 +34,7 @@
 /* What a FIB next-hop id stands for (map[id]): kind in the top bits. */
 #define MAP_SINGLE (1u << 30)
 #define MAP_GROUP  (2u << 30)
+#define MAP_OBJ	   (3u << 30) /* a kernel nexthop object's own */
 #define MAP_KIND   (3u << 30)
 
 enum nh_kind { NH_GW = 1, NH_CONN = 2 };
@@ -52,6 +56,7 @@ struct mnh {
 	uint8_t neigh;	 /* the kernel has a link-layer address for it */
 	uint8_t mac[6];
 	uint16_t state;
+	uint32_t objs; /* nexthop objects through it: first's index + 1 */
 };
 
 struct mgrp {
@@ -59,6 +64,38 @@ struct mgrp {
 	unsigned n;
 	uint32_t fib_id;
 	uint32_t refs;
+};
+
+/*
+ * A kernel nexthop object (`ip nexthop`, what FRR's zebra installs routes
+ * with): a FIB next hop of its own, which the routes naming it (RTA_NH_ID)
+ * point at, so that a change of the object is one store under all of them
+ * and no route is rewritten. A single object's word is a copy of its
+ * (ifindex, gateway) next hop's, kept in step with the neighbour; a
+ * blackhole's is DROP; a group's is a FIB group of its members' own next
+ * hops, each repeated in proportion to its weight, with room to change in
+ * place (fib_nh_group_set()).
+ */
+struct mmember {
+	uint32_t obj;	 /* index in m->obj */
+	uint32_t weight; /* the kernel's, 1..65536 */
+};
+
+struct mobj {
+	uint32_t kid;	 /* the kernel's id */
+	uint32_t fib_id; /* 0: the slot is free */
+	uint32_t refs;	 /* 1 while the kernel has it, + routes, + groups */
+	uint32_t routes; /* FIB routes through fib_id */
+	uint8_t live;	 /* the kernel has it: in the id table */
+	uint8_t stale;	 /* a re-dump has not shown it (yet) */
+	uint8_t group;
+	uint8_t blackhole;
+	uint8_t fib_group; /* fib_id is a FIB group */
+	uint8_t dying;	   /* gone from the kernel: objs_bury() pending */
+	uint32_t nh;	   /* single, not blackhole: index in m->nh */
+	uint32_t next;	   /* next object of that m->nh (or free): index + 1 */
+	struct mmember *mem; /* group: the kernel's members */
+	unsigned n_mem;
 };
 
 struct nlmirror {
@@ -78,6 +115,12 @@ struct nlmirror {
 	uint32_t *map; /* FIB id -> MAP_* | index */
 	uint32_t map_size;
 	uint32_t nh_local, nh_drop;
+
+	struct mobj *obj; /* a slot keeps its index; free ones are listed */
+	size_t n_obj, cap_obj;
+	uint32_t obj_free;  /* first free slot's index + 1 */
+	uint32_t *obj_hash; /* kernel id -> index + 1, 0 empty; power of 2 */
+	size_t cap_obj_hash, n_live, n_dying;
 
 	struct nlmirror_link *links;
 	size_t n_links, cap_links;
@@ -198,14 +241,19 @@ static void nh_info(const struct nlmirror *m, const struct mnh *n,
 	}
 }
 
+/* The neighbour or the port of n changed: its FIB word, and the words of
+ * the nexthop objects through it, which are copies. */
 static void nh_sync(struct nlmirror *m, struct mnh *n)
 {
 	struct fib_nh_info in;
+	uint32_t o;
 
 	if (!n->fib_id)
 		return;
 	nh_info(m, n, &in);
 	fib_nh_set(m->p.fib, n->fib_id, &in);
+	for (o = n->objs; o; o = m->obj[o - 1].next)
+		fib_nh_set(m->p.fib, m->obj[o - 1].fib_id, &in);
 }
 
 /* A reference to the next hop of key, created if need be. */
@@ -252,6 +300,7 @@ static void nh_put(struct nlmirror *m, struct mnh *n)
 }
 
 static void grp_put(struct nlmirror *m, struct mgrp *g);
+static void obj_put(struct nlmirror *m, uint32_t idx);
 
 /* Drop a reference to whatever FIB next hop id stands for. */
 static void id_put(struct nlmirror *m, uint32_t id)
@@ -261,10 +310,15 @@ static void id_put(struct nlmirror *m, uint32_t id)
 	if (id == m->nh_local || id == m->nh_drop || id >= m->map_size)
 		return;
 	v = m->map[id];
-	if ((v & MAP_KIND) == MAP_SINGLE)
+	if ((v & MAP_KIND) == MAP_SINGLE) {
 		nh_put(m, &m->nh[v & ~MAP_KIND]);
-	else if ((v & MAP_KIND) == MAP_GROUP)
+	} else if ((v & MAP_KIND) == MAP_GROUP) {
 		grp_put(m, &m->grp[v & ~MAP_KIND]);
+	} else if ((v & MAP_KIND) == MAP_OBJ) {
+		/* only routes hold an object by its FIB id */
+		m->obj[v & ~MAP_KIND].routes--;
+		obj_put(m, v & ~MAP_KIND);
+	}
 }
 
 static void grp_put(struct nlmirror *m, struct mgrp *g)
@@ -454,11 +508,586 @@ static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
 			      old);
 }
 
+/* ---- nexthop objects ---- */
+
+static size_t kid_slot(uint32_t kid, size_t cap)
+{
+	return (size_t)(kid * 2654435761u) & (cap - 1);
+}
+
+static struct mobj *obj_find(const struct nlmirror *m, uint32_t kid)
+{
+	size_t i;
+
+	if (!m->cap_obj_hash)
+		return NULL;
+	for (i = kid_slot(kid, m->cap_obj_hash); m->obj_hash[i];
+	     i = (i + 1) & (m->cap_obj_hash - 1))
+		if (m->obj[m->obj_hash[i] - 1].kid == kid)
+			return &m->obj[m->obj_hash[i] - 1];
+	return NULL;
+}
+
+static void obj_hash_put(uint32_t *h, size_t cap, uint32_t kid, uint32_t idx)
+{
+	size_t i;
+
+	for (i = kid_slot(kid, cap); h[i]; i = (i + 1) & (cap - 1))
+		;
+	h[i] = idx + 1;
+}
+
+/* Object idx (kid set) into the id table: the kernel has it. */
+static int obj_hash_add(struct nlmirror *m, uint32_t idx)
+{
+	size_t j;
+
+	if ((m->n_live + 1) * 2 > m->cap_obj_hash) {
+		size_t cap = m->cap_obj_hash ? m->cap_obj_hash * 2 : 64;
+		uint32_t *h = calloc(cap, sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		for (j = 0; j < m->n_obj; j++)
+			if (m->obj[j].live)
+				obj_hash_put(h, cap, m->obj[j].kid,
+					     (uint32_t)j);
+		free(m->obj_hash);
+		m->obj_hash = h;
+		m->cap_obj_hash = cap;
+	}
+	obj_hash_put(m->obj_hash, m->cap_obj_hash, m->obj[idx].kid, idx);
+	m->obj[idx].live = 1;
+	m->n_live++;
+	return 0;
+}
+
+/* Linear probing's delete: the entries after the hole that may not stay
+ * behind it (their home is not between the hole and them) move into it. */
+static void obj_hash_del(struct nlmirror *m, uint32_t kid)
+{
+	size_t mask = m->cap_obj_hash - 1, i, j, home;
+
+	for (i = kid_slot(kid, m->cap_obj_hash); m->obj_hash[i];
+	     i = (i + 1) & mask)
+		if (m->obj[m->obj_hash[i] - 1].kid == kid)
+			break;
+	if (!m->obj_hash[i])
+		return;
+	for (j = (i + 1) & mask; m->obj_hash[j]; j = (j + 1) & mask) {
+		home = kid_slot(m->obj[m->obj_hash[j] - 1].kid,
+				m->cap_obj_hash);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->obj_hash[i] = m->obj_hash[j];
+			i = j;
+		}
+	}
+	m->obj_hash[i] = 0;
+	m->n_live--;
+}
+
+/* A free object slot (may move m->obj): its index, or -ENOMEM. */
+static int obj_alloc(struct nlmirror *m)
+{
+	uint32_t idx;
+
+	if (m->obj_free) {
+		idx = m->obj_free - 1;
+		m->obj_free = m->obj[idx].next;
+	} else {
+		if (grow((void **)&m->obj, &m->cap_obj, m->n_obj + 1,
+			 sizeof(*m->obj)))
+			return -ENOMEM;
+		idx = (uint32_t)m->n_obj++;
+	}
+	memset(&m->obj[idx], 0, sizeof(m->obj[idx]));
+	return (int)idx;
+}
+
+static void obj_release(struct nlmirror *m, uint32_t idx)
+{
+	memset(&m->obj[idx], 0, sizeof(m->obj[idx]));
+	m->obj[idx].next = m->obj_free;
+	m->obj_free = idx + 1;
+}
+
+/* A single object onto / off the list of its (ifindex, gateway) next hop,
+ * whose neighbour changes it follows (nh_sync). */
+static void obj_link(struct nlmirror *m, uint32_t idx, uint32_t nh)
+{
+	m->obj[idx].nh = nh;
+	m->obj[idx].next = m->nh[nh].objs;
+	m->nh[nh].objs = idx + 1;
+}
+
+/* Off the list only: the caller puts the next hop once nothing copies it. */
+static void obj_unlist(struct nlmirror *m, uint32_t idx)
+{
+	uint32_t *p = &m->nh[m->obj[idx].nh].objs;
+
+	while (*p && *p != idx + 1)
+		p = &m->obj[*p - 1].next;
+	if (*p)
+		*p = m->obj[idx].next;
+	m->obj[idx].next = 0;
+}
+
+/* What the object held before a change: its next hop or its members. */
+struct obj_was {
+	uint8_t single; /* had m->nh[nh] (not a blackhole) */
+	uint32_t nh;
+	struct mmember *mem;
+	unsigned n_mem;
+};
+
+static void obj_was_put(struct nlmirror *m, const struct obj_was *w)
+{
+	unsigned i;
+
+	if (w->single)
+		nh_put(m, &m->nh[w->nh]);
+	for (i = 0; i < w->n_mem; i++)
+		obj_put(m, w->mem[i].obj);
+	free(w->mem);
+}
+
+static void obj_put(struct nlmirror *m, uint32_t idx)
+{
+	struct mobj *o = &m->obj[idx];
+	struct obj_was w = {0};
+
+	if (--o->refs)
+		return;
+	/* the kernel deleted it and nothing names it any more */
+	if (o->fib_id) {
+		if (o->fib_id < m->map_size)
+			m->map[o->fib_id] = 0;
+		fib_nh_free(m->p.fib, o->fib_id);
+	}
+	if (o->group) {
+		w.mem = o->mem;
+		w.n_mem = o->n_mem;
+	} else if (!o->blackhole && o->fib_id) {
+		obj_unlist(m, idx);
+		w.single = 1;
+		w.nh = o->nh;
+	}
+	obj_release(m, idx);
+	obj_was_put(m, &w);
+}
+
+/* The routes through FIB next hop id (0: through any dying object), as
+ * (family, prefix, len). */
+struct rkey {
+	uint8_t family, len;
+	uint8_t k[16];
+};
+
+struct rkeys {
+	const struct nlmirror *m;
+	uint32_t id;
+	int family;
+	struct rkey *r;
+	size_t n, cap;
+};
+
+static bool nh_dying(const struct nlmirror *m, uint32_t nh)
+{
+	return nh < m->map_size && (m->map[nh] & MAP_KIND) == MAP_OBJ &&
+	       m->obj[m->map[nh] & ~MAP_KIND].dying;
+}
+
+static int rkeys_cb(void *arg, const uint8_t prefix[16], unsigned len,
+		    uint32_t nh)
+{
+	struct rkeys *a = arg;
+
+	if (a->id ? nh != a->id : !nh_dying(a->m, nh))
+		return 0;
+	if (grow((void **)&a->r, &a->cap, a->n + 1, sizeof(*a->r)))
+		return -ENOMEM;
+	a->r[a->n].family = (uint8_t)a->family;
+	a->r[a->n].len = (uint8_t)len;
+	memcpy(a->r[a->n].k, prefix, 16);
+	a->n++;
+	return 0;
+}
+
+/* Collected first: the walk must not see the table change under it. */
+static int routes_via(struct nlmirror *m, uint32_t id, struct rkeys *a)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->m = m;
+	a->id = id;
+	a->family = 4;
+	err = fib_walk(m->p.fib, 4, rkeys_cb, a);
+	a->family = 6;
+	if (!err)
+		err = fib_walk(m->p.fib, 6, rkeys_cb, a);
+	if (err)
+		m->c.fib_errors++;
+	return err;
+}
+
+static int fib_route_add(struct nlmirror *m, int family, const uint8_t *k,
+			 unsigned len, uint32_t nh)
+{
+	uint32_t a;
+
+	if (family == 6)
+		return fib6_add(m->p.fib, k, len, nh);
+	memcpy(&a, k, 4);
+	return fib4_add(m->p.fib, ntohl(a), len, nh);
+}
+
+/*
+ * The object's FIB next hop becomes id (a group that outgrew its room,
+ * a single made a group): each route through the old one is pointed at id
+ * (a replace in place, its tag kept), then the old one is freed, through
+ * the grace period. The only case where an object's change touches its
+ * routes one by one.
+ */
+static void obj_repoint(struct nlmirror *m, uint32_t idx, uint32_t id,
+			bool group)
+{
+	struct mobj *o = &m->obj[idx];
+	uint32_t old = o->fib_id;
+	struct rkeys a = {0};
+	size_t i;
+
+	if (old && o->routes && !routes_via(m, old, &a)) {
+		for (i = 0; i < a.n; i++) {
+			struct rkey *r = &a.r[i];
+
+			if (fib_route_add(m, r->family, r->k, r->len, id)) {
+				m->c.fib_errors++;
+				continue;
+			}
+			if (m->p.on_route)
+				m->p.on_route(m->p.arg, NLMIRROR_ROUTE_ADD,
+					      r->family, r->k, r->len, id);
+		}
+	}
+	free(a.r);
+	if (id < m->map_size)
+		m->map[id] = MAP_OBJ | idx;
+	o->fib_id = id;
+	o->fib_group = group;
+	if (old) {
+		if (old < m->map_size)
+			m->map[old] = 0;
+		fib_nh_free(m->p.fib, old);
+	}
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The FIB paths of group g: each member's own next hop, repeated by its
+ * weight, since a FIB group picks its paths evenly. Weights are divided
+ * by their common divisor; if they still need more than FIB_MP_MAX
+ * slots, each member gets its share of FIB_MP_MAX (at least one), the
+ * slots left over going to those furthest below theirs. Members past
+ * FIB_MP_MAX are left out, counted.
+ */
+static unsigned grp_paths(struct nlmirror *m, uint32_t g, uint32_t *ids)
+{
+	const struct mobj *o = &m->obj[g];
+	uint64_t w[FIB_MP_MAX], total = 0, div = 0;
+	uint32_t fid[FIB_MP_MAX];
+	unsigned cnt[FIB_MP_MAX], n = 0, sum = 0, i, k, out = 0;
+
+	for (i = 0; i < o->n_mem; i++) {
+		const struct mobj *p = &m->obj[o->mem[i].obj];
+
+		if (p->group || !p->fib_id)
+			continue; /* the kernel nests no groups either */
+		if (n == FIB_MP_MAX) {
+			m->c.nh_unsupported++;
+			break;
+		}
+		fid[n] = p->fib_id;
+		w[n] = o->mem[i].weight;
+		div = gcd64(div, w[n]);
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		w[i] /= div;
+		total += w[i];
+	}
+	for (i = 0; i < n; i++) {
+		cnt[i] = total <= FIB_MP_MAX
+				 ? (unsigned)w[i]
+				 : (unsigned)(w[i] * FIB_MP_MAX / total);
+		cnt[i] += !cnt[i];
+		sum += cnt[i];
+	}
+	/* share error of i: w[i] * MAX - cnt[i] * total (scaled by total) */
+	while (total > FIB_MP_MAX && sum != FIB_MP_MAX) {
+		bool more = sum < FIB_MP_MAX;
+		int64_t best = 0, e;
+		unsigned pick = n;
+
+		for (i = 0; i < n; i++) {
+			e = (int64_t)(w[i] * FIB_MP_MAX) -
+			    (int64_t)(cnt[i] * total);
+			if (!more && cnt[i] == 1)
+				continue;
+			if (pick == n || (more ? e > best : e < best)) {
+				best = e;
+				pick = i;
+			}
+		}
+		if (pick == n)
+			break;
+		cnt[pick] = more ? cnt[pick] + 1 : cnt[pick] - 1;
+		sum = more ? sum + 1 : sum - 1;
+	}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < cnt[i] && out < FIB_MP_MAX; k++)
+			ids[out++] = fid[i];
+	return out;
+}
+
+/* Room for a group of n paths to grow without moving. */
+static unsigned grp_room(unsigned n)
+{
+	unsigned r = 4;
+
+	while (r <= n && r < FIB_MP_MAX)
+		r *= 2;
+	return r < n ? n : r;
+}
+
+/* The FIB side of group g after its members changed: in place when it
+ * has the room, else a new FIB group the routes move to. */
+static int grp_obj_sync(struct nlmirror *m, uint32_t g)
+{
+	uint32_t ids[FIB_MP_MAX];
+	unsigned n = grp_paths(m, g, ids);
+	int id;
+
+	if (!n)
+		return -ENOENT;
+	if (m->obj[g].fib_group &&
+	    !fib_nh_group_set(m->p.fib, m->obj[g].fib_id, ids, n))
+		return 0;
+	id = fib_nh_group_alloc_room(m->p.fib, ids, n, grp_room(n));
+	if (id < 0) {
+		m->c.fib_errors++;
+		return id;
+	}
+	obj_repoint(m, g, (uint32_t)id, true);
+	return 0;
+}
+
+/* The kernel no longer has object idx (RTM_DELNEXTHOP, its link went
+ * down, or a re-dump did not show it): out of the id table, and marked
+ * for objs_bury(), which takes away what goes with it. */
+static void obj_doom(struct nlmirror *m, uint32_t idx)
+{
+	struct mobj *o = &m->obj[idx];
+
+	if (!o->live)
+		return;
+	obj_hash_del(m, o->kid);
+	o->live = 0;
+	o->dying = 1;
+	m->n_dying++;
+	m->c.nexthops_deleted++;
+}
+
+/*
+ * What the kernel does, silently, when objects go: each group drops its
+ * members among them (a group left empty goes too), and every route
+ * through one of them is deleted, without an RTM_DELROUTE (IPv4 always,
+ * IPv6 unless net.ipv4.nexthop_compat_mode). Here the same, for all the
+ * dying objects at once: one walk of the FIB however many went (a link
+ * down takes all of its objects), each route removed as if deleted (a
+ * higher-metric route behind it is asked for).
+ */
+static void objs_bury(struct nlmirror *m)
+{
+	struct rkeys a = {0};
+	size_t g, i;
+	bool walk = false;
+
+	if (!m->n_dying)
+		return;
+	for (g = 0; g < m->n_obj; g++) {
+		struct mobj *o = &m->obj[g];
+		unsigned k = 0, n = o->n_mem;
+
+		if (!o->live || !o->group)
+			continue;
+		/* the kept members to the front, the dying ones behind */
+		for (i = 0; i < n; i++)
+			if (!m->obj[o->mem[i].obj].dying) {
+				struct mmember t = o->mem[k];
+
+				o->mem[k++] = o->mem[i];
+				o->mem[i] = t;
+			}
+		if (k == n)
+			continue;
+		o->n_mem = k;
+		/* the paths rebuilt before a dying member may be freed */
+		if (!k || grp_obj_sync(m, (uint32_t)g))
+			obj_doom(m, (uint32_t)g);
+		for (i = k; i < n; i++)
+			obj_put(m, o->mem[i].obj);
+	}
+	for (i = 0; i < m->n_obj; i++)
+		walk |= m->obj[i].dying && m->obj[i].routes;
+	if (walk && !routes_via(m, 0, &a)) {
+		for (i = 0; i < a.n; i++) {
+			struct rkey *r = &a.r[i];
+			uint32_t *tag = fib_route_tag(m->p.fib, r->family, r->k,
+						      r->len);
+
+			if (tag)
+				route_unset(m, r->family, r->k, r->len,
+					    *tag & ~TAG_SHADOW, 0);
+		}
+	}
+	free(a.r);
+	for (i = 0; i < m->n_obj; i++) {
+		if (!m->obj[i].dying)
+			continue;
+		m->obj[i].dying = 0;
+		m->n_dying--;
+		obj_put(m, (uint32_t)i); /* the kernel's */
+	}
+}
+
+static void obj_kill(struct nlmirror *m, uint32_t idx)
+{
+	obj_doom(m, idx);
+	objs_bury(m);
+}
+
+/* Groups listing idx, which is no longer a single next hop: their paths
+ * without it (the kernel refuses this while it is a member; not relied
+ * on). */
+static void groups_resync(struct nlmirror *m, uint32_t idx)
+{
+	size_t g;
+	unsigned i;
+
+	for (g = 0; g < m->n_obj; g++) {
+		struct mobj *o = &m->obj[g];
+
+		if (!o->live || !o->group)
+			continue;
+		for (i = 0; i < o->n_mem && o->mem[i].obj != idx; i++)
+			;
+		if (i < o->n_mem && grp_obj_sync(m, (uint32_t)g))
+			obj_doom(m, (uint32_t)g);
+	}
+	objs_bury(m);
+}
+
+/* Object idx becomes a single next hop: through key, or a blackhole. The
+ * change of an existing single one is the one store of fib_nh_set(). */
+static int obj_set_single(struct nlmirror *m, uint32_t idx,
+			  const struct nh_key *key)
+{
+	struct fib_nh_info in = {.port = FIB_PORT_NONE, .flags = FIB_NH_F_DROP};
+	struct obj_was was = {0};
+	struct mobj *o = &m->obj[idx];
+	uint32_t nh = 0;
+	int id;
+
+	if (key) {
+		struct mnh *n = nh_get(m, key);
+
+		if (!n)
+			return -ENOMEM;
+		nh = (uint32_t)(n - m->nh);
+		nh_info(m, n, &in);
+	}
+	if (o->group) {
+		was.mem = o->mem;
+		was.n_mem = o->n_mem;
+	} else if (!o->blackhole && o->fib_id) {
+		/* its reference is put once the word no longer copies it */
+		obj_unlist(m, idx);
+		was.single = 1;
+		was.nh = o->nh;
+	}
+	if (o->fib_id && !o->fib_group) {
+		fib_nh_set(m->p.fib, o->fib_id, &in);
+	} else {
+		id = fib_nh_alloc(m->p.fib, &in);
+		if (id < 0) {
+			m->c.fib_errors++;
+			if (key)
+				nh_put(m, &m->nh[nh]);
+			/* left as it was, but for the list: back on it */
+			if (was.single)
+				obj_link(m, idx, was.nh);
+			return id;
+		}
+		obj_repoint(m, idx, (uint32_t)id, false);
+	}
+	o = &m->obj[idx];
+	o->group = 0;
+	o->mem = NULL;
+	o->n_mem = 0;
+	o->blackhole = !key;
+	if (key)
+		obj_link(m, idx, nh);
+	obj_was_put(m, &was);
+	return 0;
+}
+
+/* Object idx becomes a group of mem (n entries, each member referenced:
+ * the object takes mem and those references over). */
+static int obj_set_group(struct nlmirror *m, uint32_t idx, struct mmember *mem,
+			 unsigned n)
+{
+	struct mobj *o = &m->obj[idx];
+	struct obj_was was = {.mem = o->mem, .n_mem = o->n_mem};
+	int err;
+
+	if (!o->group && !o->blackhole && o->fib_id) {
+		obj_unlist(m, idx);
+		was.single = 1;
+		was.nh = o->nh;
+		was.mem = NULL;
+		was.n_mem = 0;
+	} else if (!o->group) {
+		was.mem = NULL;
+		was.n_mem = 0;
+	}
+	o->group = 1;
+	o->blackhole = 0;
+	o->mem = mem;
+	o->n_mem = n;
+	err = grp_obj_sync(m, idx);
+	if (was.single)
+		groups_resync(m, idx);
+	obj_was_put(m, &was);
+	return err;
+}
+
 /* ---- netlink messages ---- */
 
 #define ATTR_MAX 64
 _Static_assert(RTA_MAX < ATTR_MAX && IFLA_MAX < ATTR_MAX &&
-		       NDA_MAX < ATTR_MAX && IFA_MAX < ATTR_MAX,
+		       NDA_MAX < ATTR_MAX && IFA_MAX < ATTR_MAX &&
+		       NHA_MAX < ATTR_MAX,
 	       "attribute table too small");
 
 static int attrs_cb(const struct nlattr *a, void *data)
@@ -551,6 +1180,168 @@ static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
 		  kept == 1 ? keep[0] : grp_get(m, keep, kept), tag);
 }
 
+/* A route naming nexthop object kid: it points at the object's own FIB
+ * next hop, whatever the object is (a blackhole's makes the route type
+ * RTN_BLACKHOLE). */
+static void route_obj(struct nlmirror *m, uint16_t type, int family,
+		      const uint8_t *k, unsigned len, uint32_t tag,
+		      uint32_t kid)
+{
+	struct mobj *o;
+
+	if (type == RTM_DELROUTE) {
+		route_unset(m, family, k, len, tag, 0);
+		return;
+	}
+	o = obj_find(m, kid);
+	if (!o) {
+		m->c.nh_unknown++;
+		return;
+	}
+	o->refs++;
+	o->routes++;
+	route_set(m, family, k, len, o->fib_id, tag);
+}
+
+/* A member's weight: the byte after the id holds weight - 1; the next one
+ * (weight_high since 6.12, reserved and zero before, so older headers
+ * lack the name) the high bits. */
+_Static_assert(sizeof(struct nexthop_grp) == 8 &&
+		       offsetof(struct nexthop_grp, weight) == 4,
+	       "struct nexthop_grp layout");
+static uint32_t grp_weight(const struct nexthop_grp *e)
+{
+	const uint8_t *b = (const uint8_t *)e;
+
+	return ((uint32_t)b[5] << 8 | b[4]) + 1;
+}
+
+/* The members of an NHA_GROUP, each referenced; NULL (n 0) if none is
+ * known. */
+static struct mmember *grp_members(struct nlmirror *m, const struct nlattr *a,
+				   unsigned *n)
+{
+	const struct nexthop_grp *e = mnl_attr_get_payload(a);
+	unsigned cnt = mnl_attr_get_payload_len(a) / sizeof(*e), i;
+	struct mmember *mem = calloc(cnt ? cnt : 1, sizeof(*mem));
+	struct mobj *p;
+
+	*n = 0;
+	if (!mem)
+		return NULL;
+	for (i = 0; i < cnt; i++) {
+		p = obj_find(m, e[i].id);
+		if (!p || p->group) {
+			m->c.nh_unknown++;
+			continue;
+		}
+		p->refs++;
+		mem[*n].obj = (uint32_t)(p - m->obj);
+		mem[*n].weight = grp_weight(&e[i]);
+		(*n)++;
+	}
+	if (!*n) {
+		free(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+/*
+ * RTM_NEWNEXTHOP / RTM_DELNEXTHOP. A new id is a new object; a known one
+ * is replaced in place (`ip nexthop replace`): its routes follow through
+ * its FIB next hop, with no route message. Groups of either type: a
+ * resilient group's buckets only keep the kernel's own flows in place, so
+ * here it is a plain group. FDB and encapsulating (MPLS, seg6) nexthops
+ * are not forwarded: counted, and routes naming them count as unknown.
+ */
+static void on_nexthop(struct nlmirror *m, const struct nlmsghdr *nlh)
+{
+	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[ATTR_MAX] = {0};
+	int family = fam_of(nhm->nh_family), idx, err;
+	struct nh_key key = {0};
+	struct mobj *o;
+	uint32_t kid;
+	bool created = false;
+
+	mnl_attr_parse(nlh, sizeof(*nhm), attrs_cb, tb);
+	if (!tb[NHA_ID])
+		return;
+	kid = mnl_attr_get_u32(tb[NHA_ID]);
+	o = obj_find(m, kid);
+	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
+		if (o)
+			obj_kill(m, (uint32_t)(o - m->obj));
+		return;
+	}
+	if (tb[NHA_FDB] || tb[NHA_ENCAP] ||
+	    (!tb[NHA_GROUP] && !tb[NHA_BLACKHOLE] &&
+	     (!family || !tb[NHA_OIF]))) {
+		m->c.nh_unsupported++;
+		if (o)
+			obj_kill(m, (uint32_t)(o - m->obj));
+		return;
+	}
+	if (o) {
+		idx = (int)(o - m->obj);
+	} else {
+		idx = obj_alloc(m);
+		if (idx < 0)
+			return;
+		m->obj[idx].kid = kid;
+		m->obj[idx].refs = 1; /* the kernel's */
+		if (obj_hash_add(m, (uint32_t)idx)) {
+			obj_release(m, (uint32_t)idx);
+			return;
+		}
+		m->c.nexthops_added++;
+		created = true;
+	}
+	m->obj[idx].stale = 0;
+	if (tb[NHA_GROUP]) {
+		unsigned n;
+		struct mmember *mem = grp_members(m, tb[NHA_GROUP], &n);
+
+		err = mem ? obj_set_group(m, (uint32_t)idx, mem, n) : -ENOENT;
+	} else if (tb[NHA_BLACKHOLE]) {
+		err = obj_set_single(m, (uint32_t)idx, NULL);
+	} else {
+		key.family = (uint8_t)family;
+		key.ifindex = (int32_t)mnl_attr_get_u32(tb[NHA_OIF]);
+		key.kind = attr_addr(tb[NHA_GATEWAY], family, key.addr)
+				   ? NH_GW
+				   : NH_CONN;
+		err = obj_set_single(m, (uint32_t)idx, &key);
+	}
+	if (err) {
+		/* not in the FIB as the kernel has it: not at all */
+		obj_kill(m, (uint32_t)idx);
+		return;
+	}
+	if (!created)
+		m->c.nexthops_replaced++;
+}
+
+/* A link gone down, or without carrier: the kernel flushes the nexthop
+ * objects through it (nexthop.c, nh_netdev_event) and tells no one, nor
+ * of the routes and group paths that go with them. */
+static void link_flush(struct nlmirror *m, int ifindex)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_obj; i++) {
+		const struct mobj *o = &m->obj[i];
+
+		if (o->live && !o->group && !o->blackhole &&
+		    m->nh[o->nh].key.ifindex == ifindex) {
+			obj_doom(m, (uint32_t)i);
+			m->c.nexthops_flushed++;
+		}
+	}
+	objs_bury(m);
+}
+
 static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
@@ -572,7 +1363,9 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 		m->c.routes_ignored++;
 		return;
 	}
-	if (tb[RTA_NH_ID] || tb[RTA_VIA]) {
+	/* with nexthop_compat_mode the route carries its object's paths
+	 * too (RTA_GATEWAY, RTA_MULTIPATH): the object is what counts */
+	if (!tb[RTA_NH_ID] && tb[RTA_VIA]) {
 		m->c.routes_unsupported++;
 		return;
 	}
@@ -586,6 +1379,11 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	for (i = rt->rtm_dst_len; i < 128; i++)
 		k[i / 8] &= (uint8_t) ~(0x80 >> (i % 8));
 
+	if (tb[RTA_NH_ID]) {
+		route_obj(m, nlh->nlmsg_type, family, k, rt->rtm_dst_len, tag,
+			  mnl_attr_get_u32(tb[RTA_NH_ID]));
+		return;
+	}
 	if (tb[RTA_MULTIPATH]) {
 		const struct rtnexthop *rtnh =
 			mnl_attr_get_payload(tb[RTA_MULTIPATH]);
@@ -772,6 +1570,7 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 	if (nlh->nlmsg_type == RTM_DELLINK) {
 		if (i < m->n_links)
 			m->links[i] = m->links[--m->n_links];
+		link_flush(m, ifi->ifi_index);
 		return;
 	}
 	if (tb[IFLA_IFNAME])
@@ -798,6 +1597,11 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 		for (i = 0; i < m->n_nh; i++)
 			if (m->nh[i].key.ifindex == l.ifindex)
 				nh_sync(m, &m->nh[i]);
+	/* the kernel's test (NETDEV_DOWN, or NETDEV_CHANGE without either
+	 * flag); it refuses nexthops on such a link, so none is left */
+	if (!(ifi->ifi_flags & IFF_UP) ||
+	    !(ifi->ifi_flags & (IFF_RUNNING | IFF_LOWER_UP)))
+		link_flush(m, ifi->ifi_index);
 }
 
 static int msg_cb(const struct nlmsghdr *nlh, void *data)
@@ -822,6 +1626,10 @@ static int msg_cb(const struct nlmsghdr *nlh, void *data)
 	case RTM_DELLINK:
 		on_link(m, nlh);
 		break;
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		on_nexthop(m, nlh);
+		break;
 	}
 	return MNL_CB_OK;
 }
@@ -843,20 +1651,20 @@ static int noop_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* One dump on the request socket, applied as it arrives. */
-static int dump(struct nlmirror *m, uint16_t type, int af)
+/* One dump on the request socket, applied as it arrives. The request's
+ * header is hdr bytes (struct rtgenmsg, struct nhmsg, ...), all zero:
+ * every family. */
+static int dump(struct nlmirror *m, uint16_t type, size_t hdr)
 {
 	char *buf = m->buf;
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct rtgenmsg *g;
 	ssize_t n;
 	int ret;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = ++m->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->rtgen_family = (uint8_t)af;
+	mnl_nlmsg_put_extra_header(nlh, hdr); /* zeroed: AF_UNSPEC */
 	if (mnl_socket_sendto(m->req, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
@@ -872,15 +1680,57 @@ static int dump(struct nlmirror *m, uint16_t type, int af)
 	}
 }
 
-static int dump_all(struct nlmirror *m)
+/*
+ * The nexthop objects, before the routes that name them. A re-dump (after
+ * an overrun) also drops what the kernel no longer has: every object is
+ * marked, the dump unmarks those it shows, the rest went while events
+ * were lost, and their routes with them.
+ */
+static int dump_nexthops(struct nlmirror *m)
 {
-	static const uint16_t types[] = {RTM_GETLINK, RTM_GETADDR, RTM_GETNEIGH,
-					 RTM_GETROUTE};
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		err = dump(m, types[i], AF_UNSPEC);
+	for (i = 0; i < m->n_obj; i++)
+		m->obj[i].stale = m->obj[i].live;
+	err = dump(m, RTM_GETNEXTHOP, sizeof(struct nhmsg));
+	if (err == -EOPNOTSUPP || err == -EINVAL) {
+		/* a kernel before nexthop objects (5.3): none to follow */
+		m->c.netlink_errors++;
+		err = 0;
+		for (i = 0; i < m->n_obj; i++)
+			m->obj[i].stale = 0;
+	}
+	for (i = 0; i < m->n_obj; i++) {
+		if (!m->obj[i].stale)
+			continue;
+		m->obj[i].stale = 0;
+		if (!err)
+			obj_doom(m, (uint32_t)i);
+	}
+	objs_bury(m);
+	return err;
+}
+
+static int dump_all(struct nlmirror *m)
+{
+	static const struct {
+		uint16_t type;
+		uint8_t hdr;
+	} dumps[] = {
+		{RTM_GETLINK, sizeof(struct rtgenmsg)},
+		{RTM_GETADDR, sizeof(struct rtgenmsg)},
+		{RTM_GETNEIGH, sizeof(struct rtgenmsg)},
+		{RTM_GETNEXTHOP, 0}, /* dump_nexthops() */
+		{RTM_GETROUTE, sizeof(struct rtgenmsg)},
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(dumps) / sizeof(dumps[0]); i++) {
+		err = dumps[i].type == RTM_GETNEXTHOP
+			      ? dump_nexthops(m)
+			      : dump(m, dumps[i].type, dumps[i].hdr);
 		if (err)
 			return err;
 	}
@@ -1047,11 +1897,25 @@ int nlmirror_resolve(struct nlmirror *m, int family, const uint8_t *addr,
 int nlmirror_nh_target(const struct nlmirror *m, uint32_t nh, int *family,
 		       uint8_t addr[16], int *ifindex)
 {
+	const struct mobj *o;
 	const struct mnh *n;
 
-	if (nh >= m->map_size || (m->map[nh] & MAP_KIND) != MAP_SINGLE)
+	if (nh >= m->map_size)
 		return -ENOENT;
-	n = &m->nh[m->map[nh] & ~MAP_KIND];
+	switch (m->map[nh] & MAP_KIND) {
+	case MAP_SINGLE:
+		n = &m->nh[m->map[nh] & ~MAP_KIND];
+		break;
+	case MAP_OBJ:
+		/* a group object's path is its member's own id: single */
+		o = &m->obj[m->map[nh] & ~MAP_KIND];
+		if (o->group || o->blackhole)
+			return -ENOENT;
+		n = &m->nh[o->nh];
+		break;
+	default:
+		return -ENOENT;
+	}
 	*family = n->key.family;
 	*ifindex = n->key.ifindex;
 	memcpy(addr, n->key.addr, 16);
@@ -1060,11 +1924,23 @@ int nlmirror_nh_target(const struct nlmirror *m, uint32_t nh, int *family,
 
 /* ---- object ---- */
 
+static void obj_free_all(struct nlmirror *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_obj; i++)
+		free(m->obj[i].mem);
+	free(m->obj);
+	free(m->obj_hash);
+}
+
 struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
 {
 	const unsigned groups = RTMGRP_LINK | RTMGRP_NEIGH |
 				RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
 				RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+	/* group 32: past what the bind's bit mask can say */
+	int nh_group = RTNLGRP_NEXTHOP;
 	struct fib_nh_info local = {.port = FIB_PORT_NONE,
 				    .flags = FIB_NH_F_LOCAL};
 	struct fib_nh_info drop = {.port = FIB_PORT_NONE,
@@ -1113,7 +1989,9 @@ struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
 		       &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUF,
 			   &rcvbuf, sizeof(rcvbuf));
-	if (mnl_socket_bind(m->ev, groups, MNL_SOCKET_AUTOPID) < 0) {
+	if (mnl_socket_bind(m->ev, groups, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(m->ev, NETLINK_ADD_MEMBERSHIP, &nh_group,
+				  sizeof(nh_group)) < 0) {
 		err = errno;
 		goto err_ev;
 	}
@@ -1146,6 +2024,7 @@ err_nh:
 	free(m->nh);
 	free(m->nh_hash);
 	free(m->grp);
+	obj_free_all(m);
 	free(m->links);
 	free(m->addrs);
 err_m:
@@ -1164,6 +2043,7 @@ void nlmirror_destroy(struct nlmirror *m)
 	free(m->nh);
 	free(m->nh_hash);
 	free(m->grp);
+	obj_free_all(m);
 	free(m->links);
 	free(m->addrs);
 	free(m);

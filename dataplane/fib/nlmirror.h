@@ -17,13 +17,29 @@
  * Of several kernel routes for one prefix (metrics), the lowest metric is
  * installed; the others are counted as shadowed and not remembered: when
  * the installed one is deleted, the mirror asks the kernel which route of
- * the prefix now wins (RTM_GETROUTE, RTM_F_FIB_MATCH) and installs that. Nexthop objects (RTA_NH_ID) and IPv4 via IPv6 are counted as
- * unsupported.
+ * the prefix now wins (RTM_GETROUTE, RTM_F_FIB_MATCH) and installs that.
+ * IPv4 routes via IPv6 gateways (RTA_VIA) are counted as unsupported
+ * (through a nexthop object of IPv6 they work: a next hop has no family).
+ *
+ * Nexthop objects (`ip nexthop`, RTM_NEWNEXTHOP; what FRR's zebra installs
+ * routes with): each object is a FIB next hop of its own, and a route
+ * naming one (RTA_NH_ID) points at it, so `ip nexthop replace` changes
+ * what every route through the object forwards to with one FIB store and
+ * no route message. A single object (NHA_OIF, NHA_GATEWAY) copies its
+ * (ifindex, gateway) next hop's word and follows its neighbour; a
+ * blackhole is DROP; a group (NHA_GROUP, resilient ones as plain groups)
+ * is a FIB group of its members' own next hops, each repeated by its
+ * weight (FIB_MP_MAX paths at most), changed in place when it has room.
+ * The kernel deletes the routes through a deleted object, and flushes the
+ * objects on a link that goes down or loses carrier, without a message:
+ * the mirror does the same.
  *
  * Driven by the caller's loop: nlmirror_create() does the initial dump
- * (blocking, once), then poll nlmirror_fd() and call nlmirror_process(),
- * which never blocks. A socket overrun (ENOBUFS: events were lost) is
- * counted and answered by a full re-dump on the next process() call.
+ * (blocking, once; nexthop objects before routes), then poll
+ * nlmirror_fd() and call nlmirror_process(), which never blocks. A socket
+ * overrun (ENOBUFS: events were lost) is counted and answered by a full
+ * re-dump on the next process() call, which also drops the nexthop
+ * objects the kernel no longer has.
  * Control thread only; the FIB's readers are never stopped (fib.h).
  */
 #ifndef FERRY_NLMIRROR_H
@@ -43,7 +59,13 @@ struct nlmirror;
 	X(routes_ignored)     /* other tables, types, cloned */                \
 	X(routes_shadowed)    /* a lower-metric route holds the prefix */      \
 	X(fib_match_asked)    /* after a delete: which route wins now? */      \
-	X(routes_unsupported) /* nexthop objects, IPv4 via IPv6 */             \
+	X(routes_unsupported) /* IPv4 via IPv6 (RTA_VIA) */                    \
+	X(nexthops_added)     /* RTM_NEWNEXTHOP of a new id */                 \
+	X(nexthops_replaced)  /* RTM_NEWNEXTHOP of a known id: in place */     \
+	X(nexthops_deleted)   /* deleted, emptied group, flushed, re-dump */   \
+	X(nexthops_flushed)   /* their link went down (the kernel's flush) */  \
+	X(nh_unknown)	      /* a route or group names an id not known */     \
+	X(nh_unsupported)     /* fdb, encap; group paths past FIB_MP_MAX */    \
 	X(neigh_updates)                                                       \
 	X(addr_updates)                                                        \
 	X(link_updates)                                                        \

@@ -4,10 +4,21 @@
  * FIB and print what the FIB holds; then, with -f, follow changes and
  * print each route change as it is applied. For tests/system/t_nlmirror.sh.
  *
- *   nlmirror_dump [-p IFNAME]... [-r ADDR@IFNAME] [-f SECONDS]
+ *   nlmirror_dump [-p IFNAME]... [-r ADDR@IFNAME] [-f SECONDS | -i]
  *
  * -p makes IFNAME ferry port 0, 1, ... in order; -r asks the kernel to
- * resolve ADDR on IFNAME (nlmirror_resolve) after the dump. Lines:
+ * resolve ADDR on IFNAME (nlmirror_resolve) after the dump; -i, after the
+ * dump, applies the kernel's changes as they come and answers commands on
+ * stdin, one line each, having first applied whatever the kernel has sent
+ * (so a change made before the command is in the answer):
+ *   lookup ADDR     -> "lookup ADDR nh ID NEXTHOP" or "lookup ADDR none"
+ *   routes          -> the route lines, then "end"
+ *   counters        -> "counter NAME N" lines (on_route: the route changes
+ *                      the mirror reported), then "end"
+ *   rcvbuf BYTES    -> SO_RCVBUF of the event socket, "ok" (small: overruns)
+ *   sleep SECONDS   -> read nothing for that long (events pile up), "ok"
+ *   quit
+ * Lines:
  *   link IFNAME port N|-
  *   port N mtu MTU ip4 ADDR ip6 ADDR|-   (nlmirror_route_port)
  *   addr ADDR/LEN dev IFNAME
@@ -25,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +48,8 @@ struct ctx {
 	int n_ports;
 	struct fib *fib;
 	struct nlmirror *nlm;
+	int quiet;		    /* -i: route changes counted, not printed */
+	unsigned long route_events; /* on_route calls after the dump */
 };
 
 static int port_of(void *arg, int ifindex, const char *ifname)
@@ -165,12 +179,142 @@ static void on_route(void *arg, enum nlmirror_change what, int family,
 
 	if (!c->nlm) /* the initial dump: printed as a whole afterwards */
 		return;
+	c->route_events++;
+	if (c->quiet)
+		return;
 	printf("%s %s/%u ", what == NLMIRROR_ROUTE_ADD ? "add" : "del",
 	       ntop(family, prefix, b), len);
 	if (what == NLMIRROR_ROUTE_ADD)
 		nexthop(c, nh, stdout);
 	printf("\n");
 	fflush(stdout);
+}
+
+static void print_routes(struct ctx *c)
+{
+	struct walk w = {.c = c, .family = 4};
+
+	fib_walk(c->fib, 4, print_route, &w);
+	w.family = 6;
+	fib_walk(c->fib, 6, print_route, &w);
+}
+
+static void print_counters(const struct ctx *c)
+{
+	struct nlmirror_counters cnt;
+
+	nlmirror_counters(c->nlm, &cnt);
+#define X(n) printf("counter " #n " %llu\n", (unsigned long long)cnt.n);
+	NLMIRROR_COUNTERS(X)
+#undef X
+	printf("counter on_route %lu\n", c->route_events);
+}
+
+static void lookup(const struct ctx *c, const char *addr)
+{
+	const struct fib_dp *dp = fib_dp(c->fib);
+	uint8_t a[16];
+	uint32_t nh, a4;
+
+	if (inet_pton(AF_INET, addr, a) == 1) {
+		memcpy(&a4, a, 4);
+		nh = fib4_lookup(dp, ntohl(a4));
+	} else if (inet_pton(AF_INET6, addr, a) == 1) {
+		nh = fib6_lookup(dp, a);
+	} else {
+		printf("error bad address %s\n", addr);
+		return;
+	}
+	if (nh == FIB_NH_NONE) {
+		printf("lookup %s none\n", addr);
+		return;
+	}
+	printf("lookup %s nh %u ", addr, nh);
+	nexthop(c, nh, stdout);
+	printf("\n");
+}
+
+/* One command line of -i; 1 to quit. */
+static int command(struct ctx *c, char *line)
+{
+	char *arg = strchr(line, ' ');
+	int v;
+
+	if (arg)
+		*arg++ = 0;
+	if (!strcmp(line, "quit"))
+		return 1;
+	if (!strcmp(line, "lookup") && arg) {
+		lookup(c, arg);
+	} else if (!strcmp(line, "routes")) {
+		print_routes(c);
+		printf("end\n");
+	} else if (!strcmp(line, "counters")) {
+		print_counters(c);
+		printf("end\n");
+	} else if (!strcmp(line, "rcvbuf") && arg) {
+		v = atoi(arg);
+		if (setsockopt(nlmirror_fd(c->nlm), SOL_SOCKET, SO_RCVBUF, &v,
+			       sizeof(v)))
+			printf("error %s\n", strerror(errno));
+		else
+			printf("ok\n");
+	} else if (!strcmp(line, "sleep") && arg) {
+		usleep((useconds_t)(atof(arg) * 1e6));
+		printf("ok\n");
+	} else {
+		printf("error unknown command %s\n", line);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* -i: the kernel's changes applied as they come, commands answered after
+ * applying what is pending. */
+static int interactive(struct ctx *c)
+{
+	char buf[4096];
+	size_t used = 0;
+	ssize_t n;
+	int err;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = nlmirror_fd(c->nlm), .events = POLLIN},
+			{.fd = 0, .events = POLLIN},
+		};
+		char *nl;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return 1;
+		err = nlmirror_process(c->nlm);
+		if (err < 0) {
+			fprintf(stderr, "nlmirror_process: %s\n",
+				strerror(-err));
+			return 1;
+		}
+		if (!(pfd[1].revents & (POLLIN | POLLHUP)))
+			continue;
+		n = read(0, buf + used, sizeof(buf) - 1 - used);
+		if (n <= 0)
+			return 0;
+		used += (size_t)n;
+		buf[used] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = 0;
+			if (command(c, buf))
+				return 0;
+			/* a command's answer holds what the kernel sent
+			 * before it: apply that before the next one */
+			err = nlmirror_process(c->nlm);
+			if (err < 0)
+				return 1;
+			used -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, used + 1);
+		}
+		if (used == sizeof(buf) - 1)
+			used = 0; /* a line too long: dropped */
+	}
 }
 
 static double now(void)
@@ -187,13 +331,11 @@ int main(int argc, char **argv)
 	struct ctx c = {0};
 	struct nlmirror_params np = {
 		.port_of = port_of, .on_route = on_route, .arg = &c};
-	struct nlmirror_counters cnt;
-	struct walk w = {.c = &c};
 	const char *resolve = NULL;
 	double follow = 0, end;
-	int opt, err;
+	int opt, err, inter = 0;
 
-	while ((opt = getopt(argc, argv, "p:f:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:f:r:i")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (c.n_ports < 16)
@@ -205,10 +347,14 @@ int main(int argc, char **argv)
 		case 'r':
 			resolve = optarg;
 			break;
+		case 'i':
+			inter = 1;
+			c.quiet = 1;
+			break;
 		default:
 			fprintf(stderr,
 				"usage: %s [-p IFNAME]... "
-				"[-r ADDR@IFNAME] [-f SECONDS]\n",
+				"[-r ADDR@IFNAME] [-f SECONDS | -i]\n",
 				argv[0]);
 			return 2;
 		}
@@ -244,10 +390,7 @@ int main(int argc, char **argv)
 	}
 	nlmirror_walk_addrs(c.nlm, print_addr, NULL);
 	nlmirror_walk_neigh(c.nlm, print_neigh, NULL);
-	w.family = 4;
-	fib_walk(c.fib, 4, print_route, &w);
-	w.family = 6;
-	fib_walk(c.fib, 6, print_route, &w);
+	print_routes(&c);
 	if (resolve) {
 		char addr[64], *at;
 		uint8_t a[16];
@@ -275,6 +418,12 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
+	if (inter) {
+		err = interactive(&c);
+		nlmirror_destroy(c.nlm);
+		fib_destroy(c.fib);
+		return err;
+	}
 	for (end = now() + follow; now() < end;) {
 		struct pollfd pfd = {.fd = nlmirror_fd(c.nlm),
 				     .events = POLLIN};
@@ -291,10 +440,7 @@ int main(int argc, char **argv)
 	}
 	if (follow) {
 		nlmirror_walk_neigh(c.nlm, print_neigh, NULL);
-		nlmirror_counters(c.nlm, &cnt);
-#define X(n) printf("counter " #n " %llu\n", (unsigned long long)cnt.n);
-		NLMIRROR_COUNTERS(X)
-#undef X
+		print_counters(&c);
 	}
 	nlmirror_destroy(c.nlm);
 	fib_destroy(c.fib);

@@ -2,7 +2,8 @@
 /*
  * test_fib - the FIB's longest-prefix match against a linear scan over the
  * same routes, on random tables with overlapping prefixes, deletes and
- * re-adds; multipath picks; the grace period; the incremental checksum.
+ * re-adds; multipath picks; groups changed in place, alone and under a
+ * reader; the grace period; the incremental checksum.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -391,6 +392,139 @@ static void test_multipath(void **state)
 	fib_destroy(f);
 }
 
+/* A group with room changes its paths without moving: a route through it
+ * follows at once; past its room it refuses; freeing it frees the room. */
+static void test_group_set(void **state)
+{
+	struct fib_params p = {.max_nh = 64};
+	struct fib *f = fib_create(&p);
+	const struct fib_dp *dp;
+	struct fib_stats st0, st;
+	uint32_t m[5], out[8];
+	unsigned i, n, seen[5] = {0};
+	uint64_t s = 11;
+	int g;
+
+	(void)state;
+	assert_non_null(f);
+	dp = fib_dp(f);
+	for (i = 0; i < 5; i++) {
+		struct fib_nh_info in = {.port = (uint16_t)i,
+					 .flags = FIB_NH_F_NEIGH};
+
+		m[i] = (uint32_t)fib_nh_alloc(f, &in);
+	}
+	fib_stats(f, &st0);
+	assert_int_equal(fib_nh_group_alloc_room(f, m, 2, 1), -EINVAL);
+	g = fib_nh_group_alloc_room(f, m, 2, 4);
+	assert_true(g > 0);
+	fib_stats(f, &st);
+	assert_int_equal(st.nh_used, st0.nh_used + 5); /* header + room */
+	assert_int_equal(fib4_add(f, 0x0a000000, 8, (uint32_t)g), 0);
+	/* three paths: m[2..4], same id */
+	assert_int_equal(fib_nh_group_set(f, (uint32_t)g, m + 2, 3), 0);
+	n = 8;
+	assert_int_equal(fib_nh_group_get(f, (uint32_t)g, out, &n), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, m + 2, 3 * sizeof(*m));
+	assert_int_equal(fib4_lookup(dp, 0x0a010101), g);
+	for (i = 0; i < 3000; i++) {
+		uint32_t id = fib_nh_pick(dp, (uint32_t)g, rnd(&s) << 1);
+
+		assert_true(id == m[2] || id == m[3] || id == m[4]);
+		seen[fib_nhw_port(fib_nhw_load(dp, id))]++;
+	}
+	for (i = 2; i < 5; i++)
+		assert_true(seen[i] > 700); /* ~1000 each */
+	/* past its room, or a path that is a group: refused, unchanged */
+	assert_int_equal(fib_nh_group_set(f, (uint32_t)g, m, 5), -ENOSPC);
+	out[0] = (uint32_t)g;
+	assert_int_equal(fib_nh_group_set(f, (uint32_t)g, out, 1), -EINVAL);
+	assert_int_equal(fib_nh_group_set(f, m[0], m, 1), -EINVAL);
+	n = 8;
+	assert_int_equal(fib_nh_group_get(f, (uint32_t)g, out, &n), 0);
+	assert_int_equal(n, 3);
+	/* down to one path: every flow takes it */
+	assert_int_equal(fib_nh_group_set(f, (uint32_t)g, m + 1, 1), 0);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(fib_nh_pick(dp, (uint32_t)g, rnd(&s)), m[1]);
+	/* the room is freed with the group, not only the paths in use */
+	assert_int_equal(fib4_del(f, 0x0a000000, 8), 0);
+	assert_int_equal(fib_nh_free(f, (uint32_t)g), 0);
+	fib_stats(f, &st);
+	assert_int_equal(st.nh_used, st0.nh_used);
+	fib_reclaim(f);
+	g = fib_nh_group_alloc_room(f, m, 3, 4);
+	assert_true(g > 0);
+	fib_destroy(f);
+}
+
+/*
+ * A reader picks paths of a group while the writer changes its paths in
+ * place, between sets of different sizes (2, 4, 3, 1 paths): every pick is
+ * a path of one of the sets, never a stale slot or a torn word.
+ */
+struct gchurn {
+	const struct fib_dp *dp;
+	uint32_t g, lo, hi; /* every valid path is in [lo, hi] */
+	volatile int stop;
+	unsigned long picks, bad;
+};
+
+static void *group_reader(void *arg)
+{
+	struct gchurn *k = arg;
+	uint64_t s = 3;
+
+	while (!k->stop) {
+		uint32_t id = fib_nh_pick(k->dp, k->g, rnd(&s) << 1 ^ rnd(&s));
+		uint64_t w = fib_nhw_load(k->dp, id);
+
+		if (id < k->lo || id > k->hi || fib_nhw_port(w) != 7)
+			k->bad++;
+		k->picks++;
+	}
+	return NULL;
+}
+
+static void test_group_set_concurrent(void **state)
+{
+	struct fib *f = fib_create(NULL);
+	struct fib_nh_info in = {.port = 7, .flags = FIB_NH_F_NEIGH};
+	static const unsigned sizes[] = {2, 4, 3, 1};
+	struct gchurn k = {0};
+	uint32_t m[8];
+	pthread_t t;
+	unsigned i, j;
+	int g;
+
+	(void)state;
+	assert_non_null(f);
+	for (i = 0; i < 8; i++)
+		m[i] = (uint32_t)fib_nh_alloc(f, &in);
+	k.dp = fib_dp(f);
+	k.lo = m[0];
+	k.hi = m[7];
+	g = fib_nh_group_alloc_room(f, m, 2, 8);
+	assert_true(g > 0);
+	k.g = (uint32_t)g;
+	assert_int_equal(pthread_create(&t, NULL, group_reader, &k), 0);
+	for (i = 0; i < 200000; i++) {
+		unsigned n = sizes[i % 4];
+		uint32_t set[8];
+
+		for (j = 0; j < n; j++)
+			set[j] = m[(i + j) % 8];
+		assert_int_equal(fib_nh_group_set(f, k.g, set, n), 0);
+	}
+	k.stop = 1;
+	pthread_join(t, NULL);
+	print_message("%lu picks during 200000 in-place changes\n", k.picks);
+	assert_int_equal(k.bad, 0);
+	assert_true(k.picks > 0);
+	fib_destroy(f);
+}
+
 /* A group unlinked by a delete is not reused while a reader may hold it. */
 static void test_grace_period(void **state)
 {
@@ -554,6 +688,8 @@ int main(void)
 		cmocka_unit_test(test_lpm4_random),
 		cmocka_unit_test(test_lpm6_random),
 		cmocka_unit_test(test_multipath),
+		cmocka_unit_test(test_group_set),
+		cmocka_unit_test(test_group_set_concurrent),
 		cmocka_unit_test(test_grace_period),
 		cmocka_unit_test(test_concurrent_updates),
 		cmocka_unit_test(test_csum_ttl),
