@@ -162,7 +162,7 @@ static void tx_start(struct ferry *f, struct ferry_cap_run *run,
 		goto err_skel;
 	}
 	run->tx_skel = skel;
-	err = ferry_kpath_tx_prog(&f->ports, p,
+	err = ferry_kpath_tx_prog(&f->kpath, p,
 				  bpf_program__fd(skel->progs.ferry_cap_tx));
 	if (err)
 		log_warn("capture %s: some kernel-path frames to %s not "
@@ -188,7 +188,7 @@ static void tx_stop(struct ferry *f, struct ferry_cap_run *run)
 	 * met the program was flushed by the end of its NAPI poll, and its
 	 * record is in the perf buffer the reader drains as it ends. */
 	if (p)
-		ferry_kpath_tx_prog(&f->ports, p, 0);
+		ferry_kpath_tx_prog(&f->kpath, p, 0);
 	ferry_xdp_runs_wait();
 	ferry_capture_xdp_destroy(run->tx_xdp);
 	run->tx_xdp = NULL;

@@ -44,6 +44,8 @@ struct ferry *ferry_create(void)
 		return NULL;
 	f->workers.try_hugepages = true;
 	f->rules.ports = &f->ports;
+	f->kpath.ports = &f->ports;
+	f->kpath.gens = &f->gens;
 	f->workers.idle = FERRY_IDLE_BUSY;
 	f->last_tick_ns = ferry_now_ns();
 	ferry_allowed_cpus_ex(&beyond);
@@ -202,7 +204,6 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 static void port_free(struct ferry_port *p)
 {
 	ferry_steer_port_free(p);
-	free(p->kacct);
 	free(p->pq);
 	free(p);
 }
@@ -381,6 +382,10 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
 
 	port_numa_check(f, p);
+	/* The slot is free while f->ports.n < FERRY_MAX_PORTS. */
+	p->slot = (uint16_t)ferry_ports_slot_free(&f->ports);
+	ferry_kpath_port_init(&f->kpath, p);
+	*ferry_gen_of(f, p) = (struct ferry_gen_port){0};
 	p->cls = pp->dpdk      ? &ferry_port_dpdk
 		 : p->spread_n ? &ferry_port_spread
 			       : &ferry_port_native;
@@ -472,16 +477,16 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 	if (f->router)
 		ferry_router_port_del(f->router, p);
 	ferry_captures_port_gone(f, p->name);
-	ferry_gen_destroy(p->gen);
-	p->gen = NULL;
+	ferry_gen_destroy(ferry_gen_of(f, p)->gen);
+	ferry_gen_of(f, p)->gen = NULL;
 	/* Its kernel-path frames are credited to its egress for good, and
 	 * the classifier stops redirecting before the sockets go. */
-	ferry_kpath_fold(p);
-	if (p->path == FERRY_PATH_KERNEL) {
+	ferry_kpath_fold(&f->kpath, p);
+	if (kp(&f->kpath, p)->path == FERRY_PATH_KERNEL) {
 		enum ferry_app app = p->app;
 
 		p->app = FERRY_APP_NONE;
-		ferry_kpath_apply(&f->ports, p);
+		ferry_kpath_apply(&f->kpath, p);
 		p->app = app;
 	}
 	if (p->cls->own_sockets) {
@@ -500,6 +505,7 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
 	}
+	ferry_kpath_port_gone(&f->kpath, p); /* before the classifier goes */
 	p->cls->close(&env, p);
 	if (!f->ho.keep_pins)
 		ferry_pin_remove(p->pin_dir);
@@ -550,7 +556,7 @@ static void ferry_port_retire(struct ferry *f, struct ferry_port *p)
 	if (!ferry_port_verdicts(p, f->verdict_scratch))
 		for (r = 0; r < FERRY_R__COUNT; r++)
 			l->verdicts[r] += f->verdict_scratch[r];
-	ferry_kpath_ledger(p, &l->kpath);
+	ferry_kpath_ledger(&f->kpath, p, &l->kpath);
 	if (rx_left || tx_left)
 		log_warn("port %s: %llu received frame(s) unread and %llu "
 			 "unsent were left in its rings (rx_abandoned, "
@@ -573,14 +579,15 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 		 p->name, why, p->name);
 	/* Frames for it from other ports are dropped as port_down from now. */
 	ferry_port_set_down(p, true);
-	if (p->gen)
-		ferry_gen_stop(p->gen);
+	if (ferry_gen_of(f, p)->gen)
+		ferry_gen_stop(ferry_gen_of(f, p)->gen);
 	/* What it sent by the kernel path stays its egress's once its
 	 * classifier (and the counters there) is gone. */
-	ferry_kpath_fold(p);
+	ferry_kpath_fold(&f->kpath, p);
 	ferry_port_retire(f, p);
 	/* Its counters are in the ledger now; the ledger skips failed ports,
 	 * and `stats` still shows what the port did before it failed. */
+	ferry_kpath_tp_detach(&f->kpath, p); /* before the classifier goes */
 	p->cls->close(&env, p);
 	ferry_steer_port_free(p);
 	p->state = FERRY_PORT_FAILED;
@@ -651,7 +658,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 					  p->name, p->cls->what);
 		if (!f->router) {
 			f->router = ferry_router_create(&f->ports, &f->workers,
-							msg);
+							&f->kpath, msg);
 			if (!f->router)
 				return -EIO;
 		}
@@ -666,13 +673,13 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 								: peer->name,
 				  p->state == FERRY_PORT_FAILED ? p->reason
 								: peer->reason);
-	ferry_kpath_fold(p);
+	ferry_kpath_fold(&f->kpath, p);
 	if (p->deferred) {
 		/* No sockets yet (hot restart): set when they are bound. */
 		p->app = app;
 		p->peer = peer;
 		app_wire_apply(p);
-		ferry_kpath_apply(&f->ports, p);
+		ferry_kpath_apply(&f->kpath, p);
 		return 0;
 	}
 	for (i = 0; i < p->n_queues; i++) {
@@ -696,7 +703,7 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 	app_wire_apply(p);
 	/* After the workers have the xconnect: frames still in the rings
 	 * when the classifier flips to the kernel path are forwarded. */
-	ferry_kpath_apply(&f->ports, p);
+	ferry_kpath_apply(&f->kpath, p);
 	if (missing)
 		log_warn("xconnect %s %s: %u queue(s) of %s sit on "
 			 "workers that "
@@ -721,15 +728,16 @@ int ferry_xconnect_add(struct ferry *f, const char *port, const char *peer,
 	if (!out)
 		return ferry_fail(msg, -ENOENT, "no port %s", peer);
 	if (path == FERRY_PATH_KERNEL &&
-	    ferry_kpath_refusal(p, out, why, sizeof(why)) == -EOPNOTSUPP)
+	    ferry_kpath_refusal(&f->kpath, p, out, why, sizeof(why)) ==
+		    -EOPNOTSUPP)
 		return ferry_fail(msg, -EOPNOTSUPP,
 				  "xconnect %s %s: path kernel refused: %s",
 				  port, peer, why);
-	old = p->path_req;
-	p->path_req = path;
+	old = kp(&f->kpath, p)->req;
+	kp(&f->kpath, p)->req = path;
 	err = ferry_app_set(f, port, FERRY_APP_XCONNECT, peer, msg);
 	if (err)
-		p->path_req = old;
+		kp(&f->kpath, p)->req = old;
 	return err;
 }
 
@@ -744,15 +752,16 @@ int ferry_route_add(struct ferry *f, const char *port, enum ferry_path path,
 	if (!p)
 		return ferry_fail(msg, -ENOENT, "no port %s", port);
 	if (path == FERRY_PATH_KERNEL &&
-	    ferry_kpath_route_refusal(p, why, sizeof(why)) == -EOPNOTSUPP)
+	    ferry_kpath_route_refusal(&f->kpath, p, why, sizeof(why)) ==
+		    -EOPNOTSUPP)
 		return ferry_fail(msg, -EOPNOTSUPP,
 				  "route %s: path kernel refused: %s", port,
 				  why);
-	old = p->path_req;
-	p->path_req = path;
+	old = kp(&f->kpath, p)->req;
+	kp(&f->kpath, p)->req = path;
 	err = ferry_app_set(f, port, FERRY_APP_ROUTE, NULL, msg);
 	if (err)
-		p->path_req = old;
+		kp(&f->kpath, p)->req = old;
 	return err;
 }
 
@@ -765,7 +774,7 @@ int ferry_xconnect_del(struct ferry *f, const char *port, struct ferry_err *msg)
 	if (p->app != FERRY_APP_XCONNECT)
 		return ferry_fail(msg, -ENOENT, "port %s has no xconnect",
 				  port);
-	p->path_req = FERRY_PATH_AUTO;
+	kp(&f->kpath, p)->req = FERRY_PATH_AUTO;
 	return ferry_app_set(f, port, FERRY_APP_NONE, NULL, msg);
 }
 
@@ -778,9 +787,9 @@ static void kpath_egress_changed(struct ferry *f, struct ferry_port *out)
 	for (i = 0; i < f->ports.n; i++)
 		if (f->ports.v[i]->app == FERRY_APP_XCONNECT &&
 		    f->ports.v[i]->peer == out)
-			ferry_kpath_apply(&f->ports, f->ports.v[i]);
+			ferry_kpath_apply(&f->kpath, f->ports.v[i]);
 	if (out->app == FERRY_APP_ROUTE)
-		ferry_kpath_route_apply(&f->ports);
+		ferry_kpath_route_apply(&f->kpath);
 }
 
 /* ----------------------------------------------------------- generator */
@@ -795,15 +804,16 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 	if (p->state == FERRY_PORT_FAILED)
 		return ferry_fail(msg, -ENETDOWN, "port %s has failed (%s)",
 				  port, p->reason);
-	if (p->gen && ferry_gen_running(p->gen))
+	if (ferry_gen_of(f, p)->gen &&
+	    ferry_gen_running(ferry_gen_of(f, p)->gen))
 		return ferry_fail(msg, -EBUSY,
 				  "a generator is running on %s; 'gen "
 				  "stop %s' first",
 				  port, port);
-	ferry_gen_destroy(p->gen);
-	p->gen = NULL;
-	p->gen_prev = 0;
-	p->gen_pps = 0;
+	ferry_gen_destroy(ferry_gen_of(f, p)->gen);
+	ferry_gen_of(f, p)->gen = NULL;
+	ferry_gen_of(f, p)->prev = 0;
+	ferry_gen_of(f, p)->pps = 0;
 	gp->ifindex = p->ifindex;
 	memcpy(gp->src_mac, p->mac, 6);
 	gp->cpu = p->pq[0].w ? p->pq[0].w->cpu : -1;
@@ -816,16 +826,16 @@ int ferry_gen_begin(struct ferry *f, const char *port,
 					  port, p->cls->what);
 		gp->engine = FERRY_GEN_LIVE;
 	}
-	p->gen = ferry_gen_start(gp, msg);
-	if (!p->gen)
+	ferry_gen_of(f, p)->gen = ferry_gen_start(gp, msg);
+	if (!ferry_gen_of(f, p)->gen)
 		return -errno;
 	kpath_egress_changed(f, p);
 	log_info("gen %s: %s engine, %u-byte frames, %u flow(s), rate "
 		 "%s%llu, "
 		 "count %llu",
-		 port, ferry_gen_engine_name(p->gen), gp->size, gp->flows,
-		 gp->rate ? "" : "max ", (unsigned long long)gp->rate,
-		 (unsigned long long)gp->count);
+		 port, ferry_gen_engine_name(ferry_gen_of(f, p)->gen), gp->size,
+		 gp->flows, gp->rate ? "" : "max ",
+		 (unsigned long long)gp->rate, (unsigned long long)gp->count);
 	return 0;
 }
 
@@ -835,13 +845,13 @@ int ferry_gen_end(struct ferry *f, const char *port, struct ferry_err *msg)
 
 	if (!p)
 		return ferry_fail(msg, -ENOENT, "no port %s", port);
-	if (!p->gen)
+	if (!ferry_gen_of(f, p)->gen)
 		return ferry_fail(msg, -ENOENT, "no generator on %s", port);
 	/* The object stays: its counters are readable until the next start. */
-	ferry_gen_stop(p->gen);
+	ferry_gen_stop(ferry_gen_of(f, p)->gen);
 	kpath_egress_changed(f, p);
 	log_info("gen %s: stopped after %llu frames", port,
-		 (unsigned long long)ferry_gen_frames(p->gen));
+		 (unsigned long long)ferry_gen_frames(ferry_gen_of(f, p)->gen));
 	return 0;
 }
 

@@ -45,6 +45,8 @@ struct ferry_ledger {
 struct ferry {
 	struct ferry_workers workers; /* fastpath/worker.h */
 	struct ferry_ports ports;     /* port/port.h */
+	struct ferry_kpath kpath;     /* per port, by slot (kpath.h) */
+	struct ferry_gens gens;	      /* per port, by slot (gen.h) */
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
 	struct ferry_handover ho;    /* hot restart, either side (takeover.c) */
@@ -71,6 +73,13 @@ int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
  * with why until `port del`.
  */
 void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why);
+
+/* Port p's generator slot (gen.h). */
+static inline struct ferry_gen_port *ferry_gen_of(struct ferry *f,
+						  const struct ferry_port *p)
+{
+	return &f->gens.port[p->slot];
+}
 
 /* What a port's backend (port.h) works with, from the daemon's state. */
 static inline struct ferry_port_env ferry_port_env(struct ferry *f)

@@ -30,7 +30,7 @@ static const char *const reason_names[] = {
 
 /* ---------------------------------------------------------- port show */
 
-static json_t *port_json(const struct ferry_port *p)
+static json_t *port_json(struct ferry *f, const struct ferry_port *p)
 {
 	json_t *o = json_object();
 	char app[64];
@@ -40,7 +40,8 @@ static json_t *port_json(const struct ferry_port *p)
 	else
 		snprintf(app, sizeof(app), "%s", ferry_app_name(p->app));
 	ferry_port_view(p, app, p->steer ? p->steer->n : 0, o);
-	ferry_dpdk_port_describe(p, o);
+	ferry_kpath_port_view(&f->kpath, p, o);
+	ferry_dpdk_port_describe(f->dpdk, p, o);
 	ferry_port_view_tail(p, o);
 	return o;
 }
@@ -58,7 +59,7 @@ json_t *ferry_port_show(struct ferry *f, const char *name,
 	arr = json_array();
 	for (i = 0; i < f->ports.n; i++)
 		if (!name || !strcmp(name, f->ports.v[i]->name))
-			json_array_append_new(arr, port_json(f->ports.v[i]));
+			json_array_append_new(arr, port_json(f, f->ports.v[i]));
 	return arr;
 }
 
@@ -86,7 +87,7 @@ static json_t *paths_json(struct ferry *f, struct ferry_port *p,
 	json_t *o = json_object(), *x = json_object();
 	struct ferry_kpath_ctrs kc;
 	uint64_t tx_pk, tx_by;
-	json_t *k = ferry_kpath_stats_json(&f->ports, p, &kc, &tx_pk, &tx_by);
+	json_t *k = ferry_kpath_stats_json(&f->kpath, p, &kc, &tx_pk, &tx_by);
 
 	json_object_set_new(x, "rx_packets",
 			    json_integer((json_int_t)sum->c.rx_packets));
@@ -142,9 +143,9 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 		}
 	}
 	json_object_set_new(o, "paths", paths_json(f, p, &sum));
-	if (p->kacct) {
-		rx_pps += p->kacct->rx_pps;
-		tx_pps += p->kacct->tx_pps;
+	if (kp(&f->kpath, p)->acct) {
+		rx_pps += kp(&f->kpath, p)->acct->rx_pps;
+		tx_pps += kp(&f->kpath, p)->acct->tx_pps;
 	}
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "ifname", json_string(p->ifname));
@@ -190,7 +191,7 @@ static json_t *ledger_json(struct ferry *f)
 		if (!ferry_port_verdicts(p, f->verdict_scratch))
 			for (r = 0; r < FERRY_R__COUNT; r++)
 				l.verdicts[r] += f->verdict_scratch[r];
-		ferry_kpath_ledger(p, &l.kpath);
+		ferry_kpath_ledger(&f->kpath, p, &l.kpath);
 	}
 #define LSET(ctr)                                                              \
 	json_object_set_new(o, #ctr, json_integer((json_int_t)l.q.ctr));
@@ -263,10 +264,11 @@ json_t *ferry_stats(struct ferry *f, const char *port, int worker,
 		if (port && strcmp(port, p->name))
 			continue;
 		json_array_append_new(ports, port_stats_json(f, p));
-		if (p->gen)
+		if (ferry_gen_of(f, p)->gen)
 			json_array_append_new(
 				gens,
-				ferry_gen_json(p->gen, p->name, p->gen_pps));
+				ferry_gen_json(ferry_gen_of(f, p)->gen, p->name,
+					       ferry_gen_of(f, p)->pps));
 	}
 	for (i = 0; i < f->workers.n && !port; i++)
 		if (worker < 0 || worker == i)
@@ -314,7 +316,7 @@ void ferry_stats_reset(struct ferry *f)
 		}
 		ferry_port_verdicts(p, p->verdict_base);
 		ferry_steer_reset(p);
-		ferry_kpath_reset(&f->ports, p);
+		ferry_kpath_reset(&f->kpath, p);
 	}
 	for (i = 0; i < f->workers.n; i++) {
 		struct ferry_worker *w = f->workers.v[i];
@@ -434,7 +436,7 @@ char *ferry_metrics(struct ferry *f)
 	}
 
 	ferry_steer_metrics(&f->ports, b);
-	ferry_kpath_metrics(&f->ports, b);
+	ferry_kpath_metrics(&f->kpath, b);
 
 	ferry_worker_metrics(&f->workers, b);
 	return ferry_strbuf_take(b);
@@ -472,7 +474,7 @@ int ferry_port_path_get(const struct ferry *f, int i, enum ferry_path *path)
 {
 	if (i < 0 || i >= f->ports.n)
 		return -ENOENT;
-	*path = f->ports.v[i]->path_req;
+	*path = ferry_kpath_path_req(&f->kpath, f->ports.v[i]);
 	return 0;
 }
 

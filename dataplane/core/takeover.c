@@ -107,8 +107,8 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];
 
-		ferry_gen_destroy(p->gen);
-		p->gen = NULL;
+		ferry_gen_destroy(ferry_gen_of(f, p)->gen);
+		ferry_gen_of(f, p)->gen = NULL;
 		ferry_port_xsks_unmap(p);
 	}
 	for (i = 0; i < f->ports.n; i++)
@@ -311,15 +311,15 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 		if (err)
 			return err;
 		p->adopt_pid = 0;
-		kpath = kpath || p->path == FERRY_PATH_KERNEL ||
-			p->kfwd_tp_seen;
+		kpath = kpath || kp(&f->kpath, p)->path == FERRY_PATH_KERNEL ||
+			kp(&f->kpath, p)->tp_seen;
 	}
 	f->ho.adopt_pid = 0;
 	/* What the old programs redirected until the swap, on the shared
 	 * verdict counter, is sent as far as the kernel path counts. */
 	if (kpath) {
 		ferry_xdp_runs_wait();
-		ferry_kpath_adopted(&f->ports);
+		ferry_kpath_adopted(&f->kpath);
 	}
 	return 0;
 }

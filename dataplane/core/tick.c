@@ -62,10 +62,11 @@ void ferry_tick(struct ferry *f)
 			pq->tx_pps = rate(ferry_ctr_read(&pq->c.tx_packets),
 					  &pq->prev_tx, dt);
 		}
-		if (p->gen)
-			p->gen_pps = rate(ferry_gen_frames(p->gen),
-					  &p->gen_prev, dt);
-		ferry_kpath_tick(&f->ports, p, dt);
+		if (ferry_gen_of(f, p)->gen)
+			ferry_gen_of(f, p)->pps =
+				rate(ferry_gen_frames(ferry_gen_of(f, p)->gen),
+				     &ferry_gen_of(f, p)->prev, dt);
+		ferry_kpath_tick(&f->kpath, p, dt);
 	}
 	for (i = 0; i < f->workers.n; i++) {
 		struct ferry_worker *w = f->workers.v[i];

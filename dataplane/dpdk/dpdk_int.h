@@ -41,6 +41,8 @@ struct ferry_dpdk {
 	struct rte_mempool *pools[FERRY_MAX_WORKERS]; /* by worker id */
 	uint32_t pool_queues[FERRY_MAX_WORKERS];      /* DPDK queues using it */
 	uint32_t pool_gen;			      /* names stay unique */
+	/* each DPDK port's vdev and queues, by port slot (port.h) */
+	struct ferry_dpdk_port *port[FERRY_MAX_PORTS];
 };
 
 /* AF_XDP sockets the PMD opened for a port (see port_dpdk.c). */

@@ -467,7 +467,7 @@ int ferry_dpdk_port_open(struct ferry_dpdk **dpp,
 			goto err_workers;
 		}
 	}
-	p->dpdk = dp;
+	(*dpp)->port[p->slot] = dp;
 	p->zerocopy = false; /* the PMD decides; it does not say */
 	p->hugepages = (*dpp)->hugepages;
 	log_info("port %s: DPDK ethdev %u (%s) over %s, mbuf pools on %s",
@@ -501,7 +501,7 @@ err_pools:
 void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
 			   const struct ferry_workers *ws, struct ferry_port *p)
 {
-	struct ferry_dpdk_port *dp = p->dpdk;
+	struct ferry_dpdk_port *dp = *dpp ? (*dpp)->port[p->slot] : NULL;
 	uint32_t i;
 
 	if (!dp)
@@ -520,7 +520,7 @@ void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
 	p->prog_id = 0;
 	free(dp->dq);
 	free(dp);
-	p->dpdk = NULL;
+	(*dpp)->port[p->slot] = NULL;
 }
 
 int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
@@ -538,9 +538,10 @@ int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
 	return 0;
 }
 
-void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
+void ferry_dpdk_port_describe(const struct ferry_dpdk *dpdk,
+			      const struct ferry_port *p, json_t *o)
 {
-	const struct ferry_dpdk_port *dp = p->dpdk;
+	const struct ferry_dpdk_port *dp = dpdk ? dpdk->port[p->slot] : NULL;
 	struct rte_eth_stats st;
 	json_t *d;
 

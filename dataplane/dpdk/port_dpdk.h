@@ -61,6 +61,7 @@ void ferry_dpdk_destroy(struct ferry_dpdk *d);
 int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out);
 
 /* Adds the backend's facts to a port's JSON view. */
-void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o);
+void ferry_dpdk_port_describe(const struct ferry_dpdk *d,
+			      const struct ferry_port *p, json_t *o);
 
 #endif /* FERRY_PORT_DPDK_H */

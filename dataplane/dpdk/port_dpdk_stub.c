@@ -34,7 +34,8 @@ int ferry_dpdk_xsk_stats(const struct ferry_pq *pq, struct ferry_xsk_ctrs *out)
 	return -ENOTSUP;
 }
 
-void ferry_dpdk_port_describe(const struct ferry_port *p, json_t *o)
+void ferry_dpdk_port_describe(const struct ferry_dpdk *d,
+			      const struct ferry_port *p, json_t *o)
 {
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ferry_err.h"
+#include "worker.h" /* FERRY_MAX_PORTS */
 
 #define FERRY_GEN_MIN_SIZE 42 /* Ethernet + IPv4 + UDP headers */
 /* MTU 9000 plus the Ethernet header: sent as a multi-buffer chain. */
@@ -74,6 +75,21 @@ uint64_t ferry_gen_frames(const struct ferry_gen *g);
 const struct ferry_gen_params *ferry_gen_params(const struct ferry_gen *g);
 /* The engine in use: "live" or "xsk". */
 const char *ferry_gen_engine_name(const struct ferry_gen *g);
+/*
+ * The generators of one ferryd, kept here by port slot (port.h), not in
+ * struct ferry_port: at most one per port, sending out of it, with the
+ * sampler's state for its rate.
+ */
+struct ferry_gen_port {
+	struct ferry_gen *gen; /* NULL: none */
+	uint64_t prev;	       /* sampler: frames at the last tick */
+	double pps;
+};
+
+struct ferry_gens {
+	struct ferry_gen_port port[FERRY_MAX_PORTS]; /* by port slot */
+};
+
 /* gen_view.c: g's row of `stats`, as the generator of port at pps. */
 json_t *ferry_gen_json(const struct ferry_gen *g, const char *port, double pps);
 

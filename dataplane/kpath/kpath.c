@@ -26,25 +26,15 @@
 #include "kpath.h"
 #include "log.h"
 
-static const char *const path_names[] = {
-#define FERRY_PATH_NAME(id, name) [FERRY_PATH_##id] = name,
-	FERRY_PATHS(FERRY_PATH_NAME)
-#undef FERRY_PATH_NAME
-};
-
-const char *ferry_path_name(enum ferry_path path)
+static struct ferry_kpath_acct *acct(struct ferry_kpath *kt,
+				     struct ferry_port *p)
 {
-	return path < FERRY_PATH__COUNT ? path_names[path] : "?";
+	if (!kp(kt, p)->acct)
+		kp(kt, p)->acct = calloc(1, sizeof(*kp(kt, p)->acct));
+	return kp(kt, p)->acct;
 }
 
-static struct ferry_kpath_acct *acct(struct ferry_port *p)
-{
-	if (!p->kacct)
-		p->kacct = calloc(1, sizeof(*p->kacct));
-	return p->kacct;
-}
-
-int ferry_kpath_refusal(const struct ferry_port *p,
+int ferry_kpath_refusal(struct ferry_kpath *kt, const struct ferry_port *p,
 			const struct ferry_port *peer, char *why, size_t len)
 {
 	char pname[IF_NAMESIZE + 80] = "?";
@@ -57,7 +47,8 @@ int ferry_kpath_refusal(const struct ferry_port *p,
 			 no->name, no->cls->what);
 		return -EOPNOTSUPP;
 	}
-	if (peer->gen && ferry_gen_running(peer->gen)) {
+	if (kt->gens->port[peer->slot].gen &&
+	    ferry_gen_running(kt->gens->port[peer->slot].gen)) {
 		snprintf(why, len, "a generator on %s shares its TX",
 			 peer->name);
 		return -EOPNOTSUPP;
@@ -89,11 +80,12 @@ int ferry_kpath_refusal(const struct ferry_port *p,
 	return 0;
 }
 
-static void fib_slot_fold(struct ferry_port *q, uint32_t i);
-static void tx_pre_tp(struct ferry_port *p);
-static void fib_tx_raw(struct ferry_ports *ps, struct ferry_port *e,
+static void fib_slot_fold(struct ferry_kpath *kt, struct ferry_port *q,
+			  uint32_t i);
+static void tx_pre_tp(struct ferry_kpath *kt, struct ferry_port *p);
+static void fib_tx_raw(struct ferry_kpath *kt, struct ferry_port *e,
 		       uint64_t *pk, uint64_t *by);
-static void fib_reset(struct ferry_port *p);
+static void fib_reset(struct ferry_kpath *kt, struct ferry_port *p);
 
 /*
  * The classifier's kernel_fwd byte (0, FERRY_KFWD_DEV or FERRY_KFWD_FIB).
@@ -103,7 +95,8 @@ static void fib_reset(struct ferry_port *p);
  * while the port forwards in the kernel (kpath_tp_sync takes them off).
  * Without them the path still works, its failures are not counted.
  */
-static int cfg_kernel_fwd(struct ferry_port *p, uint8_t mode)
+static int cfg_kernel_fwd(struct ferry_kpath *kt, struct ferry_port *p,
+			  uint8_t mode)
 {
 	struct ferry_xdp_cfg cfg;
 	uint32_t key = 0;
@@ -112,8 +105,8 @@ static int cfg_kernel_fwd(struct ferry_port *p, uint8_t mode)
 	if (bpf_map_lookup_elem(fd, &key, &cfg))
 		return -errno;
 	/* Also when the byte is already set: a hot restart finds it so. */
-	if (mode && !p->kfwd_tp[0]) {
-		err = ferry_kpath_tp_attach(p);
+	if (mode && !kp(kt, p)->tp[0]) {
+		err = ferry_kpath_tp_attach(kt, p);
 		if (err && cfg.kernel_fwd != mode)
 			log_warn("port %s: xdp_redirect_err or xdp_devmap_xmit "
 				 "tracepoint unavailable (%s); kernel-path "
@@ -128,61 +121,62 @@ static int cfg_kernel_fwd(struct ferry_port *p, uint8_t mode)
 
 /* After a grace period: the tracepoints off a port that no longer
  * forwards in the kernel (its last redirects have been flushed). */
-static void kpath_tp_sync(struct ferry_port *p)
+static void kpath_tp_sync(struct ferry_kpath *kt, struct ferry_port *p)
 {
 	struct ferry_xdp_cfg cfg;
 	uint32_t key = 0;
 
-	if (!p->skel || !p->kfwd_tp[0])
+	if (!p->skel || !kp(kt, p)->tp[0])
 		return;
 	if (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.ferry_cfg), &key,
 				 &cfg) &&
 	    !cfg.kernel_fwd)
-		ferry_kpath_tp_detach(p);
+		ferry_kpath_tp_detach(kt, p);
 }
 
-static int kpath_on(struct ferry_port *p)
+static int kpath_on(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	struct bpf_devmap_val v = ferry_kpath_dev_val(p->peer);
+	struct bpf_devmap_val v = ferry_kpath_dev_val(kt, p->peer);
 	uint32_t key = 0;
 	int err;
 
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ferry_tx_dev), &key,
 				&v, 0))
 		return -errno;
-	err = cfg_kernel_fwd(p, FERRY_KFWD_DEV);
+	err = cfg_kernel_fwd(kt, p, FERRY_KFWD_DEV);
 	return err;
 }
 
-static void kpath_off(struct ferry_port *p)
+static void kpath_off(struct ferry_kpath *kt, struct ferry_port *p)
 {
 	uint32_t key = 0;
-	int err = cfg_kernel_fwd(p, 0);
+	int err = cfg_kernel_fwd(kt, p, 0);
 
 	if (err)
 		log_warn("port %s: cannot turn the kernel path off: %s",
 			 p->name, strerror(-err));
 	ferry_xdp_runs_wait();
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.ferry_tx_dev), &key);
-	kpath_tp_sync(p);
+	kpath_tp_sync(kt, p);
 }
 
-void ferry_kpath_apply(struct ferry_ports *ps, struct ferry_port *p)
+void ferry_kpath_apply(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	enum ferry_path want = FERRY_PATH_XSK, was = p->path;
-	char why[sizeof(p->path_why)];
+	enum ferry_path want = FERRY_PATH_XSK, was = kp(kt, p)->path;
+	char why[sizeof(kp(kt, p)->why)];
 	int err;
 
-	if (p->app == FERRY_APP_ROUTE || (p->kacct && p->kacct->fib_on)) {
+	if (p->app == FERRY_APP_ROUTE ||
+	    (kp(kt, p)->acct && kp(kt, p)->acct->fib_on)) {
 		/* an xconnect's DEVMAP redirect first goes, as for any
 		 * xconnect leaving the kernel path */
 		if (p->app == FERRY_APP_ROUTE && was == FERRY_PATH_KERNEL &&
-		    p->skel && !(p->kacct && p->kacct->fib_on))
-			kpath_off(p);
-		ferry_kpath_route_apply(ps);
+		    p->skel && !(kp(kt, p)->acct && kp(kt, p)->acct->fib_on))
+			kpath_off(kt, p);
+		ferry_kpath_route_apply(kt);
 		if (p->app == FERRY_APP_ROUTE)
 			return;
-		was = p->path;
+		was = kp(kt, p)->path;
 	}
 	why[0] = 0;
 	if (p->app != FERRY_APP_XCONNECT || !p->peer) {
@@ -193,18 +187,18 @@ void ferry_kpath_apply(struct ferry_ports *ps, struct ferry_port *p)
 		/* Its workers count what they cannot send (port_down). */
 		snprintf(why, sizeof(why), "the egress %s has failed",
 			 p->peer->name);
-	} else if (p->path_req == FERRY_PATH_XSK) {
+	} else if (kp(kt, p)->req == FERRY_PATH_XSK) {
 		snprintf(why, sizeof(why), "asked for (path xsk)");
-	} else if (p->path_req == FERRY_PATH_KERNEL) {
+	} else if (kp(kt, p)->req == FERRY_PATH_KERNEL) {
 		want = FERRY_PATH_KERNEL;
 		snprintf(why, sizeof(why), "asked for (path kernel)");
-	} else if (!ferry_kpath_refusal(p, p->peer, why, sizeof(why))) {
+	} else if (!ferry_kpath_refusal(kt, p, p->peer, why, sizeof(why))) {
 		want = FERRY_PATH_KERNEL;
 		snprintf(why, sizeof(why), "auto: nothing on %s needs a worker",
 			 p->name);
 	}
 	if (want == FERRY_PATH_KERNEL) {
-		err = kpath_on(p);
+		err = kpath_on(kt, p);
 		if (err) {
 			log_warn("port %s: kernel path failed (%s); frames "
 				 "stay on the workers",
@@ -213,19 +207,20 @@ void ferry_kpath_apply(struct ferry_ports *ps, struct ferry_port *p)
 				 "the kernel path could not be set up: %s",
 				 strerror(-err));
 			want = FERRY_PATH_XSK;
-			kpath_off(p);
+			kpath_off(kt, p);
 		}
 	} else if (was == FERRY_PATH_KERNEL && p->skel) {
-		kpath_off(p);
+		kpath_off(kt, p);
 	}
-	p->path = want;
-	snprintf(p->path_why, sizeof(p->path_why), "%s", why);
+	kp(kt, p)->path = want;
+	snprintf(kp(kt, p)->why, sizeof(kp(kt, p)->why), "%s", why);
 	if (was != want)
 		log_info("port %s: path %s (%s)", p->name,
 			 ferry_path_name(want), why);
 }
 
-int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c)
+int ferry_kpath_read(struct ferry_kpath *kt, const struct ferry_port *p,
+		     struct ferry_kpath_ctrs *c)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;
 	uint32_t key = FERRY_R_DEV_REDIRECT;
@@ -261,9 +256,10 @@ int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c)
 	/* Sent is what the egress driver took; without the tracepoints,
 	 * what was not refused at redirect time. Bytes in proportion: the
 	 * tracepoint counts frames only. */
-	if (p->kfwd_tp_seen)
+	if (kp(kt, p)->tp_seen)
 		c->tx_packets =
-			c->xmit_sent + (p->kacct ? p->kacct->tx_pre_tp : 0);
+			c->xmit_sent +
+			(kp(kt, p)->acct ? kp(kt, p)->acct->tx_pre_tp : 0);
 	else
 		c->tx_packets = c->rx_packets - c->err_down - c->err_too_big -
 				c->err_other;
@@ -276,18 +272,19 @@ int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c)
 	return err;
 }
 
-void ferry_kpath_fold(struct ferry_port *p)
+void ferry_kpath_fold(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	struct ferry_kpath_acct *a = acct(p), *pa;
+	struct ferry_kpath_acct *a = acct(kt, p), *pa;
 	struct ferry_kpath_ctrs now;
 	uint32_t i;
 
-	if (!a || ferry_kpath_read(p, &now))
+	if (!a || ferry_kpath_read(kt, p, &now))
 		return;
 	for (i = 0; a->fib_on && i < FERRY_FIB_EGRESS_MAX; i++)
 		if (a->fib[i].ifindex)
-			fib_slot_fold(p, i);
-	if (p->app == FERRY_APP_XCONNECT && p->peer && (pa = acct(p->peer))) {
+			fib_slot_fold(kt, p, i);
+	if (p->app == FERRY_APP_XCONNECT && p->peer &&
+	    (pa = acct(kt, p->peer))) {
 		pa->tx_folded += now.tx_packets - a->snap.tx_packets;
 		pa->tx_bytes_folded += now.tx_bytes - a->snap.tx_bytes;
 	}
@@ -295,36 +292,36 @@ void ferry_kpath_fold(struct ferry_port *p)
 }
 
 /* p's kernel-path tx as an egress, since its classifiers loaded. */
-static void tx_raw(struct ferry_ports *ps, struct ferry_port *p, uint64_t *pk,
+static void tx_raw(struct ferry_kpath *kt, struct ferry_port *p, uint64_t *pk,
 		   uint64_t *by)
 {
-	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_acct *a = acct(kt, p);
 	int i;
 
 	*pk = a ? a->tx_folded : 0;
 	*by = a ? a->tx_bytes_folded : 0;
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
-		struct ferry_kpath_acct *qa = acct(q);
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
+		struct ferry_kpath_acct *qa = acct(kt, q);
 		struct ferry_kpath_ctrs now;
 
 		if (q->app != FERRY_APP_XCONNECT || q->peer != p || !qa ||
-		    ferry_kpath_read(q, &now))
+		    ferry_kpath_read(kt, q, &now))
 			continue;
 		*pk += now.tx_packets - qa->snap.tx_packets;
 		*by += now.tx_bytes - qa->snap.tx_bytes;
 	}
-	fib_tx_raw(ps, p, pk, by);
+	fib_tx_raw(kt, p, pk, by);
 }
 
-void ferry_kpath_stats(struct ferry_ports *ps, struct ferry_port *p,
+void ferry_kpath_stats(struct ferry_kpath *kt, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
 		       uint64_t *tx_bytes)
 {
-	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_acct *a = acct(kt, p);
 
-	ferry_kpath_read(p, rx);
-	tx_raw(ps, p, tx_packets, tx_bytes);
+	ferry_kpath_read(kt, p, rx);
+	tx_raw(kt, p, tx_packets, tx_bytes);
 	if (!a)
 		return;
 	rx->rx_packets -= a->base.rx_packets;
@@ -338,28 +335,28 @@ void ferry_kpath_stats(struct ferry_ports *ps, struct ferry_port *p,
 	*tx_bytes -= a->tx_bytes_base;
 }
 
-void ferry_kpath_reset(struct ferry_ports *ps, struct ferry_port *p)
+void ferry_kpath_reset(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_acct *a = acct(kt, p);
 
 	if (!a)
 		return;
-	ferry_kpath_read(p, &a->base);
-	tx_raw(ps, p, &a->tx_base, &a->tx_bytes_base);
-	fib_reset(p);
+	ferry_kpath_read(kt, p, &a->base);
+	tx_raw(kt, p, &a->tx_base, &a->tx_bytes_base);
+	fib_reset(kt, p);
 }
 
-void ferry_kpath_tick(struct ferry_ports *ps, struct ferry_port *p, double dt)
+void ferry_kpath_tick(struct ferry_kpath *kt, struct ferry_port *p, double dt)
 {
-	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_acct *a = acct(kt, p);
 	struct ferry_kpath_ctrs c;
 	uint64_t tx, tx_bytes;
 
 	if (!a)
 		return;
-	if (ferry_kpath_read(p, &c))
+	if (ferry_kpath_read(kt, p, &c))
 		c.rx_packets = a->prev_rx;
-	tx_raw(ps, p, &tx, &tx_bytes);
+	tx_raw(kt, p, &tx, &tx_bytes);
 	a->rx_pps = dt > 0 && c.rx_packets >= a->prev_rx
 			    ? (double)(c.rx_packets - a->prev_rx) / dt
 			    : 0;
@@ -369,11 +366,12 @@ void ferry_kpath_tick(struct ferry_ports *ps, struct ferry_port *p, double dt)
 	a->prev_tx = tx;
 }
 
-void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_kpath_raw *l)
+void ferry_kpath_ledger(struct ferry_kpath *kt, const struct ferry_port *p,
+			struct ferry_kpath_raw *l)
 {
 	struct ferry_kpath_ctrs c;
 
-	if (ferry_kpath_read(p, &c))
+	if (ferry_kpath_read(kt, p, &c))
 		return;
 	l->rx += c.rx_packets;
 	l->tx += c.tx_packets;
@@ -381,7 +379,7 @@ void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_kpath_raw *l)
 	l->xmit_drops += c.xmit_drops;
 }
 
-int ferry_kpath_tp_attach(struct ferry_port *p)
+int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p)
 {
 	struct stat st;
 
@@ -407,51 +405,56 @@ int ferry_kpath_tp_attach(struct ferry_port *p)
 	p->skel->bss->ferry_rx_ifindex = (uint32_t)p->ifindex;
 	p->skel->bss->ferry_rx_netns =
 		stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
-	p->kfwd_tp[0] = bpf_program__attach(p->skel->progs.ferry_redirect_err);
-	if (!p->kfwd_tp[0])
+	kp(kt, p)->tp[0] =
+		bpf_program__attach(p->skel->progs.ferry_redirect_err);
+	if (!kp(kt, p)->tp[0])
 		return -errno;
-	p->kfwd_tp[1] = bpf_program__attach(p->skel->progs.ferry_devmap_xmit);
-	if (!p->kfwd_tp[1]) {
+	kp(kt, p)->tp[1] =
+		bpf_program__attach(p->skel->progs.ferry_devmap_xmit);
+	if (!kp(kt, p)->tp[1]) {
 		int err = -errno;
 
-		ferry_kpath_tp_detach(p);
+		ferry_kpath_tp_detach(kt, p);
 		return err;
 	}
-	if (!p->kfwd_tp_seen)
-		tx_pre_tp(p);
-	p->kfwd_tp_seen = true;
+	if (!kp(kt, p)->tp_seen)
+		tx_pre_tp(kt, p);
+	kp(kt, p)->tp_seen = true;
 	return 0;
 }
 
-void ferry_kpath_adopted(struct ferry_ports *ps)
+void ferry_kpath_adopted(struct ferry_kpath *kt)
 {
 	uint64_t by;
 	int i;
 
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *p = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *p = kt->ports->v[i];
 
-		if (!p->kacct)
+		if (!kp(kt, p)->acct)
 			continue;
-		if (p->kfwd_tp_seen)
-			tx_pre_tp(p);
+		if (kp(kt, p)->tp_seen)
+			tx_pre_tp(kt, p);
 		/* the folds of the replay moved rx-derived counts around:
 		 * each xconnect's tx, since load, goes to its egress now */
-		p->kacct->tx_folded = p->kacct->tx_bytes_folded = 0;
-		memset(&p->kacct->snap, 0, sizeof(p->kacct->snap));
+		kp(kt, p)->acct->tx_folded = kp(kt, p)->acct->tx_bytes_folded =
+			0;
+		memset(&kp(kt, p)->acct->snap, 0,
+		       sizeof(kp(kt, p)->acct->snap));
 	}
-	for (i = 0; i < ps->n; i++)
-		if (ps->v[i]->kacct)
-			tx_raw(ps, ps->v[i], &ps->v[i]->kacct->prev_tx, &by);
+	for (i = 0; i < kt->ports->n; i++)
+		if (kp(kt, kt->ports->v[i])->acct)
+			tx_raw(kt, kt->ports->v[i],
+			       &kp(kt, kt->ports->v[i])->acct->prev_tx, &by);
 }
 
-static void tx_pre_tp(struct ferry_port *p)
+static void tx_pre_tp(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	struct ferry_kpath_acct *a = acct(p);
+	struct ferry_kpath_acct *a = acct(kt, p);
 	struct ferry_kpath_ctrs c;
 	uint64_t seen;
 
-	if (!a || ferry_kpath_read(p, &c))
+	if (!a || ferry_kpath_read(kt, p, &c))
 		return;
 	/* every redirect this program's tracepoints saw an outcome of */
 	seen = c.xmit_sent + c.xmit_drops + c.err_down + c.err_too_big +
@@ -459,11 +462,11 @@ static void tx_pre_tp(struct ferry_port *p)
 	a->tx_pre_tp = c.rx_packets > seen ? c.rx_packets - seen : 0;
 }
 
-void ferry_kpath_tp_detach(struct ferry_port *p)
+void ferry_kpath_tp_detach(struct ferry_kpath *kt, struct ferry_port *p)
 {
-	bpf_link__destroy(p->kfwd_tp[0]);
-	bpf_link__destroy(p->kfwd_tp[1]);
-	p->kfwd_tp[0] = p->kfwd_tp[1] = NULL;
+	bpf_link__destroy(kp(kt, p)->tp[0]);
+	bpf_link__destroy(kp(kt, p)->tp[1]);
+	kp(kt, p)->tp[0] = kp(kt, p)->tp[1] = NULL;
 }
 
 /* ------------------------------------------------- route: bpf_fib_lookup */
@@ -490,7 +493,8 @@ int ferry_kpath_lo_forwarding(void)
 	return knob_read(LO_FWD4, 0) && knob_read(LO_FWD6, 1);
 }
 
-int ferry_kpath_route_refusal(const struct ferry_port *p, char *why, size_t len)
+int ferry_kpath_route_refusal(struct ferry_kpath *kt,
+			      const struct ferry_port *p, char *why, size_t len)
 {
 	if (!ferry_kpath_lo_forwarding()) {
 		snprintf(
@@ -500,12 +504,12 @@ int ferry_kpath_route_refusal(const struct ferry_port *p, char *why, size_t len)
 			"net.ipv6.conf.lo.forwarding=1'");
 		return -EOPNOTSUPP;
 	}
-	return ferry_kpath_refusal(p, p, why, len);
+	return ferry_kpath_refusal(kt, p, p, why, len);
 }
 
 /* A route port's slot counters, summed over CPUs. */
-static int fib_slot_read(const struct ferry_port *p, uint32_t slot,
-			 struct ferry_fib_tx_ctr *c)
+static int fib_slot_read(struct ferry_kpath *kt, const struct ferry_port *p,
+			 uint32_t slot, struct ferry_fib_tx_ctr *c)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
 
@@ -529,13 +533,13 @@ static int fib_slot_read(const struct ferry_port *p, uint32_t slot,
 
 /* Of a slot's frames since base, what its egress sent, and the bytes in
  * proportion (the tracepoint counts frames only). */
-static void fib_slot_delta(const struct ferry_port *p,
+static void fib_slot_delta(struct ferry_kpath *kt, const struct ferry_port *p,
 			   const struct ferry_fib_tx_ctr *now,
 			   const struct ferry_fib_tx_ctr *base, uint64_t *pk,
 			   uint64_t *by)
 {
 	uint64_t sent_pk = now->packets - base->packets;
-	uint64_t sent = p->kfwd_tp_seen ? now->sent - base->sent : sent_pk;
+	uint64_t sent = kp(kt, p)->tp_seen ? now->sent - base->sent : sent_pk;
 
 	if (sent > sent_pk)
 		sent = sent_pk;
@@ -546,16 +550,17 @@ static void fib_slot_delta(const struct ferry_port *p,
 }
 
 /* What slot i of q sent since it was last credited goes to its egress. */
-static void fib_slot_fold(struct ferry_port *q, uint32_t i)
+static void fib_slot_fold(struct ferry_kpath *kt, struct ferry_port *q,
+			  uint32_t i)
 {
-	struct ferry_kpath_fib_slot *s = &q->kacct->fib[i];
-	struct ferry_kpath_acct *ea = s->port ? acct(s->port) : NULL;
+	struct ferry_kpath_fib_slot *s = &kp(kt, q)->acct->fib[i];
+	struct ferry_kpath_acct *ea = s->port ? acct(kt, s->port) : NULL;
 	struct ferry_fib_tx_ctr now;
 	uint64_t pk, by;
 
-	if (fib_slot_read(q, i, &now))
+	if (fib_slot_read(kt, q, i, &now))
 		return;
-	fib_slot_delta(q, &now, &s->base, &pk, &by);
+	fib_slot_delta(kt, q, &now, &s->base, &pk, &by);
 	if (ea) {
 		ea->tx_folded += pk;
 		ea->tx_bytes_folded += by;
@@ -564,26 +569,27 @@ static void fib_slot_fold(struct ferry_port *q, uint32_t i)
 }
 
 /* Route ports' kernel-path frames sent out of e since last credited. */
-static void fib_tx_raw(struct ferry_ports *ps, struct ferry_port *e,
+static void fib_tx_raw(struct ferry_kpath *kt, struct ferry_port *e,
 		       uint64_t *pk, uint64_t *by)
 {
 	int i;
 	uint32_t j;
 
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
 
-		if (!q->kacct || !q->kacct->fib_on)
+		if (!kp(kt, q)->acct || !kp(kt, q)->acct->fib_on)
 			continue;
 		for (j = 0; j < FERRY_FIB_EGRESS_MAX; j++) {
-			struct ferry_kpath_fib_slot *s = &q->kacct->fib[j];
+			struct ferry_kpath_fib_slot *s =
+				&kp(kt, q)->acct->fib[j];
 			struct ferry_fib_tx_ctr now;
 			uint64_t p1, b1;
 
 			if (s->ifindex != e->ifindex ||
-			    fib_slot_read(q, j, &now))
+			    fib_slot_read(kt, q, j, &now))
 				continue;
-			fib_slot_delta(q, &now, &s->base, &p1, &b1);
+			fib_slot_delta(kt, q, &now, &s->base, &p1, &b1);
 			*pk += p1;
 			*by += b1;
 		}
@@ -600,7 +606,8 @@ static bool in_set(struct ferry_port *const *set, int n, int ifindex)
 	return false;
 }
 
-static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
+static enum ferry_path route_want(struct ferry_kpath *kt, struct ferry_port *p,
+				  char *why, size_t len)
 {
 	if (p->app != FERRY_APP_ROUTE) {
 		snprintf(why, len, "not a route port");
@@ -614,22 +621,22 @@ static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
 		snprintf(why, len, "the port has failed");
 		return FERRY_PATH_XSK;
 	}
-	if (p->path_req == FERRY_PATH_XSK) {
+	if (kp(kt, p)->req == FERRY_PATH_XSK) {
 		snprintf(why, len, "asked for (path xsk)");
 		return FERRY_PATH_XSK;
 	}
-	switch (ferry_kpath_route_refusal(p, why, len)) {
+	switch (ferry_kpath_route_refusal(kt, p, why, len)) {
 	case 0:
 		break;
 	case -EAGAIN:
 		/* a veth peer whose GRO cannot be read: the operator's call */
-		if (p->path_req == FERRY_PATH_KERNEL)
+		if (kp(kt, p)->req == FERRY_PATH_KERNEL)
 			break;
 		return FERRY_PATH_XSK;
 	default:
 		return FERRY_PATH_XSK;
 	}
-	if (p->path_req == FERRY_PATH_KERNEL)
+	if (kp(kt, p)->req == FERRY_PATH_KERNEL)
 		snprintf(why, len,
 			 "asked for (path kernel): frames bpf_fib_lookup "
 			 "resolves stay in XDP");
@@ -642,18 +649,19 @@ static enum ferry_path route_want(struct ferry_port *p, char *why, size_t len)
 
 /* The port's route kernel path, in kacct and for its transmit tracepoint
  * (ferry_fib_on in bpf/ferry_fib.bpf.h). */
-static void fib_on_set(struct ferry_port *q, int on)
+static void fib_on_set(struct ferry_kpath *kt, struct ferry_port *q, int on)
 {
-	q->kacct->fib_on = on;
+	kp(kt, q)->acct->fib_on = on;
 	if (q->skel)
 		q->skel->bss->ferry_fib_on = (uint32_t)on;
 }
 
 /* e into q's egresses: the DEVMAP first, the slot's base, then the
  * egress map the classifier reads. */
-static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
+static int fib_egress_add(struct ferry_kpath *kt, struct ferry_port *q,
+			  struct ferry_port *e)
 {
-	struct ferry_kpath_acct *a = q->kacct;
+	struct ferry_kpath_acct *a = kp(kt, q)->acct;
 	uint32_t ifx = (uint32_t)e->ifindex, i;
 	struct bpf_devmap_val v;
 
@@ -664,11 +672,11 @@ static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
 		;
 	if (i == FERRY_FIB_EGRESS_MAX)
 		return -ENOSPC;
-	v = ferry_kpath_dev_val(e);
+	v = ferry_kpath_dev_val(kt, e);
 	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_dev), &ifx,
 				&v, 0))
 		return -errno;
-	fib_slot_read(q, i, &a->fib[i].base);
+	fib_slot_read(kt, q, i, &a->fib[i].base);
 	if (bpf_map_update_elem(bpf_map__fd(q->skel->maps.ferry_fib_egress),
 				&ifx, &i, 0)) {
 		int err = -errno;
@@ -682,36 +690,37 @@ static int fib_egress_add(struct ferry_port *q, struct ferry_port *e)
 	return 0;
 }
 
-void ferry_kpath_route_apply(struct ferry_ports *ps)
+void ferry_kpath_route_apply(struct ferry_kpath *kt)
 {
 	struct ferry_port *set[FERRY_MAX_PORTS];
 	enum ferry_path want[FERRY_MAX_PORTS];
-	char why[FERRY_MAX_PORTS][sizeof(((struct ferry_port *)0)->path_why)];
+	char why[FERRY_MAX_PORTS][sizeof(((struct ferry_kpath_port *)0)->why)];
 	uint32_t gone[FERRY_MAX_PORTS][FERRY_FIB_EGRESS_MAX];
 	int n_gone[FERRY_MAX_PORTS] = {0};
 	int i, n = 0, j, err, removed = 0;
 
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *p = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *p = kt->ports->v[i];
 
 		why[i][0] = 0;
-		want[i] = route_want(p, why[i], sizeof(why[i]));
+		want[i] = route_want(kt, p, why[i], sizeof(why[i]));
 		if (want[i] == FERRY_PATH_KERNEL)
 			set[n++] = p;
 	}
 	/* Removals: out of the egress map (and the byte off) now, out of
 	 * the DEVMAP once no XDP run can still hold the old state. */
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
 		bool keep = want[i] == FERRY_PATH_KERNEL;
 
-		if (!q->kacct || !q->kacct->fib_on || !q->skel)
+		if (!kp(kt, q)->acct || !kp(kt, q)->acct->fib_on || !q->skel)
 			continue;
-		if (!keep && cfg_kernel_fwd(q, 0))
+		if (!keep && cfg_kernel_fwd(kt, q, 0))
 			log_warn("port %s: cannot turn the kernel path off",
 				 q->name);
 		for (j = 0; j < FERRY_FIB_EGRESS_MAX; j++) {
-			struct ferry_kpath_fib_slot *s = &q->kacct->fib[j];
+			struct ferry_kpath_fib_slot *s =
+				&kp(kt, q)->acct->fib[j];
 			uint32_t ifx = (uint32_t)s->ifindex;
 
 			if (!s->ifindex || (keep && in_set(set, n, s->ifindex)))
@@ -725,8 +734,8 @@ void ferry_kpath_route_apply(struct ferry_ports *ps)
 	}
 	if (removed)
 		ferry_xdp_runs_wait();
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
 
 		for (j = 0; j < n_gone[i]; j++) {
 			uint32_t k;
@@ -735,34 +744,34 @@ void ferry_kpath_route_apply(struct ferry_ports *ps)
 				bpf_map__fd(q->skel->maps.ferry_fib_dev),
 				&gone[i][j]);
 			for (k = 0; k < FERRY_FIB_EGRESS_MAX; k++)
-				if (q->kacct->fib[k].ifindex ==
+				if (kp(kt, q)->acct->fib[k].ifindex ==
 				    (int)gone[i][j]) {
 					/* what it sent to that egress, and
 					 * any last flush, stays credited */
-					fib_slot_fold(q, k);
-					q->kacct->fib[k].ifindex = 0;
-					q->kacct->fib[k].port = NULL;
+					fib_slot_fold(kt, q, k);
+					kp(kt, q)->acct->fib[k].ifindex = 0;
+					kp(kt, q)->acct->fib[k].port = NULL;
 				}
 		}
-		if (q->kacct && want[i] != FERRY_PATH_KERNEL)
-			fib_on_set(q, 0);
+		if (kp(kt, q)->acct && want[i] != FERRY_PATH_KERNEL)
+			fib_on_set(kt, q, 0);
 		if (want[i] != FERRY_PATH_KERNEL)
-			kpath_tp_sync(q);
+			kpath_tp_sync(kt, q);
 	}
 	/* Additions, then the classifier's byte. */
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
-		enum ferry_path was = q->path;
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
+		enum ferry_path was = kp(kt, q)->path;
 
 		if (q->app != FERRY_APP_ROUTE)
 			continue;
 		if (want[i] == FERRY_PATH_KERNEL) {
-			err = acct(q) ? 0 : -ENOMEM;
+			err = acct(kt, q) ? 0 : -ENOMEM;
 			for (j = 0; !err && j < n; j++)
-				err = fib_egress_add(q, set[j]);
+				err = fib_egress_add(kt, q, set[j]);
 			if (!err) {
-				fib_on_set(q, 1);
-				err = cfg_kernel_fwd(q, FERRY_KFWD_FIB);
+				fib_on_set(kt, q, 1);
+				err = cfg_kernel_fwd(kt, q, FERRY_KFWD_FIB);
 			}
 			if (err) {
 				log_warn(
@@ -774,20 +783,21 @@ void ferry_kpath_route_apply(struct ferry_ports *ps)
 					 "up: %s",
 					 strerror(-err));
 				if (q->skel)
-					cfg_kernel_fwd(q, 0);
+					cfg_kernel_fwd(kt, q, 0);
 				want[i] = FERRY_PATH_XSK;
 			}
 		}
-		q->path = want[i];
-		memcpy(q->path_why, why[i], sizeof(q->path_why));
-		q->path_why[sizeof(q->path_why) - 1] = 0;
+		kp(kt, q)->path = want[i];
+		memcpy(kp(kt, q)->why, why[i], sizeof(kp(kt, q)->why));
+		kp(kt, q)->why[sizeof(kp(kt, q)->why) - 1] = 0;
 		if (was != want[i])
 			log_info("port %s: route path %s (%s)", q->name,
 				 ferry_path_name(want[i]), why[i]);
 	}
 }
 
-int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out)
+int ferry_kpath_fib_read(struct ferry_kpath *kt, const struct ferry_port *p,
+			 struct ferry_fib_ctr *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
 	uint32_t key = 0;
@@ -807,30 +817,31 @@ int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out)
 #undef FSUM
 		}
 	}
-	if (p->kacct) {
-#define FBASE(id) out->id -= p->kacct->fib_base.id;
+	if (kp(kt, p)->acct) {
+#define FBASE(id) out->id -= kp(kt, p)->acct->fib_base.id;
 		FERRY_FIB_CTRS(FBASE)
 #undef FBASE
 	}
 	return 0;
 }
 
-static void fib_reset(struct ferry_port *p)
+static void fib_reset(struct ferry_kpath *kt, struct ferry_port *p)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
 	uint32_t key = 0;
 
-	if (!p->skel || ncpu <= 0 || !p->kacct)
+	if (!p->skel || ncpu <= 0 || !kp(kt, p)->acct)
 		return;
 	{
 		struct ferry_fib_ctr v[ncpu];
 
-		memset(&p->kacct->fib_base, 0, sizeof(p->kacct->fib_base));
+		memset(&kp(kt, p)->acct->fib_base, 0,
+		       sizeof(kp(kt, p)->acct->fib_base));
 		if (bpf_map_lookup_elem(
 			    bpf_map__fd(p->skel->maps.ferry_fib_ctrs), &key, v))
 			return;
 		for (i = 0; i < ncpu; i++) {
-#define FSUM(id) p->kacct->fib_base.id += v[i].id;
+#define FSUM(id) kp(kt, p)->acct->fib_base.id += v[i].id;
 			FERRY_FIB_CTRS(FSUM)
 #undef FSUM
 		}
@@ -839,20 +850,22 @@ static void fib_reset(struct ferry_port *p)
 
 /* ---- a tx capture on the kernel path (capture_ctl.c) ---- */
 
-struct bpf_devmap_val ferry_kpath_dev_val(const struct ferry_port *e)
+struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
+					  const struct ferry_port *e)
 {
 	struct bpf_devmap_val v = {.ifindex = (uint32_t)e->ifindex};
 
-	if (e->kacct && e->kacct->tx_prog_fd > 0)
-		v.bpf_prog.fd = e->kacct->tx_prog_fd;
+	if (kp(kt, e)->acct && kp(kt, e)->acct->tx_prog_fd > 0)
+		v.bpf_prog.fd = kp(kt, e)->acct->tx_prog_fd;
 	return v;
 }
 
 /* Rewrites fd's entry key if it holds egress e (a DEVMAP reads back the
  * program's id, not its fd: the value is written whole). */
-static int dev_entry_set(int fd, uint32_t key, const struct ferry_port *e)
+static int dev_entry_set(struct ferry_kpath *kt, int fd, uint32_t key,
+			 const struct ferry_port *e)
 {
-	struct bpf_devmap_val old, v = ferry_kpath_dev_val(e);
+	struct bpf_devmap_val old, v = ferry_kpath_dev_val(kt, e);
 
 	if (bpf_map_lookup_elem(fd, &key, &old) ||
 	    old.ifindex != (uint32_t)e->ifindex)
@@ -860,28 +873,41 @@ static int dev_entry_set(int fd, uint32_t key, const struct ferry_port *e)
 	return bpf_map_update_elem(fd, &key, &v, BPF_EXIST) ? -errno : 0;
 }
 
-int ferry_kpath_tx_prog(struct ferry_ports *ps, struct ferry_port *e,
+int ferry_kpath_tx_prog(struct ferry_kpath *kt, struct ferry_port *e,
 			int prog_fd)
 {
-	struct ferry_kpath_acct *a = acct(e);
+	struct ferry_kpath_acct *a = acct(kt, e);
 	int i, err = 0, rc;
 
 	if (!a)
 		return -ENOMEM;
 	a->tx_prog_fd = prog_fd > 0 ? prog_fd : 0;
-	for (i = 0; i < ps->n; i++) {
-		struct ferry_port *q = ps->v[i];
+	for (i = 0; i < kt->ports->n; i++) {
+		struct ferry_port *q = kt->ports->v[i];
 
 		if (!q->skel)
 			continue;
-		rc = dev_entry_set(bpf_map__fd(q->skel->maps.ferry_tx_dev), 0,
-				   e);
+		rc = dev_entry_set(kt, bpf_map__fd(q->skel->maps.ferry_tx_dev),
+				   0, e);
 		if (!err)
 			err = rc;
-		rc = dev_entry_set(bpf_map__fd(q->skel->maps.ferry_fib_dev),
+		rc = dev_entry_set(kt, bpf_map__fd(q->skel->maps.ferry_fib_dev),
 				   (uint32_t)e->ifindex, e);
 		if (!err)
 			err = rc;
 	}
 	return err;
+}
+
+void ferry_kpath_port_init(struct ferry_kpath *kt, struct ferry_port *p)
+{
+	*kp(kt, p) = (struct ferry_kpath_port){.req = FERRY_PATH_AUTO,
+					       .path = FERRY_PATH_XSK};
+}
+
+void ferry_kpath_port_gone(struct ferry_kpath *kt, struct ferry_port *p)
+{
+	ferry_kpath_tp_detach(kt, p);
+	free(kp(kt, p)->acct);
+	kp(kt, p)->acct = NULL;
 }

@@ -21,6 +21,7 @@
 #include <linux/bpf.h>
 #include <stdint.h>
 
+#include "gen.h"
 #include "port.h"
 #include "strbuf.h"
 
@@ -70,29 +71,70 @@ struct ferry_kpath_acct {
 };
 
 /*
- * Decides p's path from p->path_req and what p needs (sets p->path and
- * p->path_why) and applies it: the DEVMAP entry before the classifier
+ * The kernel path's state of every port, kept here by port slot (as VPP
+ * features keep vectors by sw_if_index), not in struct ferry_port: the
+ * path as asked and as decided, why, the counters' accounting, and the
+ * tracepoint programs while the port forwards on this path.
+ */
+struct ferry_kpath_port {
+	enum ferry_path req;  /* as asked (auto unless given) */
+	enum ferry_path path; /* FERRY_PATH_XSK or _KERNEL */
+	char why[200];
+	struct ferry_kpath_acct *acct; /* NULL until first needed */
+	struct bpf_link *tp[2];	       /* redirect_err, devmap_xmit */
+	bool tp_seen; /* they were attached once: xmit_sent is counted */
+};
+
+struct ferry_kpath {
+	struct ferry_ports *ports;
+	const struct ferry_gens *gens; /* a generator shares its port's TX */
+	struct ferry_kpath_port port[FERRY_MAX_PORTS]; /* by port slot */
+};
+
+static inline struct ferry_kpath_port *kp(struct ferry_kpath *kt,
+					  const struct ferry_port *p)
+{
+	return &kt->port[p->slot];
+}
+
+/* The path asked for p (auto unless given). */
+static inline enum ferry_path ferry_kpath_path_req(const struct ferry_kpath *kt,
+						   const struct ferry_port *p)
+{
+	return kt->port[p->slot].req;
+}
+
+/* A port took slot p->slot: its state starts empty, path auto. */
+void ferry_kpath_port_init(struct ferry_kpath *kt, struct ferry_port *p);
+/* p goes (before its classifier is unloaded): the tracepoints detached,
+ * the accounting freed. */
+void ferry_kpath_port_gone(struct ferry_kpath *kt, struct ferry_port *p);
+
+/*
+ * Decides p's path from the path asked and what p needs (sets the path
+ * decided and why) and applies it: the DEVMAP entry before the classifier
  * flips, and removed only after a grace period when it flips back.
  */
-void ferry_kpath_apply(struct ferry_ports *ps, struct ferry_port *p);
+void ferry_kpath_apply(struct ferry_kpath *kt, struct ferry_port *p);
 /*
  * Why path kernel cannot work for port -> peer (0: it can): -EOPNOTSUPP
  * with the reason and its fix in why; -EAGAIN when it may not (a veth
  * peer whose GRO ferryd cannot read): auto keeps xsk, path kernel is
  * allowed.
  */
-int ferry_kpath_refusal(const struct ferry_port *p,
+int ferry_kpath_refusal(struct ferry_kpath *kt, const struct ferry_port *p,
 			const struct ferry_port *peer, char *why, size_t len);
 /* Before p's egress changes or p goes: what p sent so far is credited to
  * its old egress for good. */
-void ferry_kpath_fold(struct ferry_port *p);
+void ferry_kpath_fold(struct ferry_kpath *kt, struct ferry_port *p);
 /* The port's own counters, raw (since its classifier loaded). */
-int ferry_kpath_read(const struct ferry_port *p, struct ferry_kpath_ctrs *c);
+int ferry_kpath_read(struct ferry_kpath *kt, const struct ferry_port *p,
+		     struct ferry_kpath_ctrs *c);
 /* For stats: rx (p as ingress) and tx (p as egress), since the reset. */
-void ferry_kpath_stats(struct ferry_ports *ps, struct ferry_port *p,
+void ferry_kpath_stats(struct ferry_kpath *kt, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
 		       uint64_t *tx_bytes);
-void ferry_kpath_reset(struct ferry_ports *ps, struct ferry_port *p);
+void ferry_kpath_reset(struct ferry_kpath *kt, struct ferry_port *p);
 /*
  * After a hot restart's swap, once the old programs' runs have ended: rx
  * (dev_redirect) is shared with the old daemon, xmit_sent is this
@@ -100,12 +142,13 @@ void ferry_kpath_reset(struct ferry_ports *ps, struct ferry_port *p);
  * old program's until the swap) count as sent, and each egress's tx is
  * taken since load, as rx is.
  */
-void ferry_kpath_adopted(struct ferry_ports *ps);
+void ferry_kpath_adopted(struct ferry_kpath *kt);
 /* Once a second: p's kernel-path rates (rx as ingress, tx as egress),
  * dt seconds after the last call. */
-void ferry_kpath_tick(struct ferry_ports *ps, struct ferry_port *p, double dt);
+void ferry_kpath_tick(struct ferry_kpath *kt, struct ferry_port *p, double dt);
 /* Adds p's raw kernel-path counters to a ledger. */
-void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_kpath_raw *l);
+void ferry_kpath_ledger(struct ferry_kpath *kt, const struct ferry_port *p,
+			struct ferry_kpath_raw *l);
 /*
  * The route app (FERRY_KFWD_FIB): decides the path of every route port
  * (ferry_kpath_apply() calls it for a route port) and gives each one on
@@ -113,26 +156,33 @@ void ferry_kpath_ledger(const struct ferry_port *p, struct ferry_kpath_raw *l);
  * ferry_fib_egress, a grace period, then out of the DEVMAP), then
  * additions (DEVMAP first), then the classifier's byte.
  */
-void ferry_kpath_route_apply(struct ferry_ports *ps);
+void ferry_kpath_route_apply(struct ferry_kpath *kt);
 /* Why route port p cannot take the kernel path (0: it can): as
  * ferry_kpath_refusal, plus lo's forwarding knobs (kpath.c). */
-int ferry_kpath_route_refusal(const struct ferry_port *p, char *why,
+int ferry_kpath_route_refusal(struct ferry_kpath *kt,
+			      const struct ferry_port *p, char *why,
 			      size_t len);
 /* 1 when both lo forwarding knobs are on (IPv6 absent counts as on). */
 int ferry_kpath_lo_forwarding(void);
 /* p's route kernel-path counters (why frames went to a worker) into k,
  * since `stats reset`. */
-void ferry_kpath_fib_json(struct ferry_port *p, json_t *k);
+void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
+			  json_t *k);
 /* kpath_view.c: p's paths.kernel object of `stats`, with the counters it
  * shows (rx as ingress, tx as egress) for the caller's totals. */
-json_t *ferry_kpath_stats_json(struct ferry_ports *ps, struct ferry_port *p,
+json_t *ferry_kpath_stats_json(struct ferry_kpath *kt, struct ferry_port *p,
 			       struct ferry_kpath_ctrs *kc, uint64_t *tx_pk,
 			       uint64_t *tx_by);
+/* kpath_view.c: `port show`'s path, path_requested and path_why of an
+ * xconnect or route port, into o. */
+void ferry_kpath_port_view(struct ferry_kpath *kt, const struct ferry_port *p,
+			   json_t *o);
 /* kpath_view.c: the ferry_kpath_*_total families of every port. */
-void ferry_kpath_metrics(struct ferry_ports *ps, struct ferry_strbuf *b);
+void ferry_kpath_metrics(struct ferry_kpath *kt, struct ferry_strbuf *b);
 /* The same counters summed over CPUs into out; -ENOENT for a port that is
  * not a route port with a classifier. */
-int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out);
+int ferry_kpath_fib_read(struct ferry_kpath *kt, const struct ferry_port *p,
+			 struct ferry_fib_ctr *out);
 /*
  * A tx capture on port e (bpf/ferry_cap_tx.bpf.c): puts prog_fd (0: none)
  * in every DEVMAP entry that sends to e (xconnect's ferry_tx_dev, the
@@ -141,14 +191,15 @@ int ferry_kpath_fib_read(const struct ferry_port *p, struct ferry_fib_ctr *out);
  * (ferry_xdp_runs_wait) before closing the program's reader. 0 or the
  * first -errno (the other entries are still tried).
  */
-int ferry_kpath_tx_prog(struct ferry_ports *ps, struct ferry_port *e,
+int ferry_kpath_tx_prog(struct ferry_kpath *kt, struct ferry_port *e,
 			int prog_fd);
 /* The DEVMAP value for egress e: its ifindex and that program, if any. */
-struct bpf_devmap_val ferry_kpath_dev_val(const struct ferry_port *e);
+struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
+					  const struct ferry_port *e);
 /* Attaches the two tracepoint programs and points them at p (after the
  * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
  * turns on and detaches them once it is off. */
-int ferry_kpath_tp_attach(struct ferry_port *p);
-void ferry_kpath_tp_detach(struct ferry_port *p);
+int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p);
+void ferry_kpath_tp_detach(struct ferry_kpath *kt, struct ferry_port *p);
 
 #endif /* FERRY_KPATH_H */

@@ -10,13 +10,13 @@
 #include "kpath.h"
 #include "prom.h"
 
-json_t *ferry_kpath_stats_json(struct ferry_ports *ps, struct ferry_port *p,
+json_t *ferry_kpath_stats_json(struct ferry_kpath *kt, struct ferry_port *p,
 			       struct ferry_kpath_ctrs *kc, uint64_t *tx_pk,
 			       uint64_t *tx_by)
 {
 	json_t *k = json_object();
 
-	ferry_kpath_stats(ps, p, kc, tx_pk, tx_by);
+	ferry_kpath_stats(kt, p, kc, tx_pk, tx_by);
 	json_object_set_new(k, "rx_packets",
 			    json_integer((json_int_t)kc->rx_packets));
 	json_object_set_new(k, "rx_bytes",
@@ -31,16 +31,17 @@ json_t *ferry_kpath_stats_json(struct ferry_ports *ps, struct ferry_port *p,
 		k, "xdp_redirect_err",
 		json_integer((json_int_t)(kc->err_down + kc->err_too_big +
 					  kc->err_other)));
-	ferry_kpath_fib_json(p, k);
+	ferry_kpath_fib_json(kt, p, k);
 	return k;
 }
 
-void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
+void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
+			  json_t *k)
 {
 	struct ferry_fib_ctr sum;
 	json_t *o;
 
-	if (ferry_kpath_fib_read(p, &sum))
+	if (ferry_kpath_fib_read(kt, p, &sum))
 		return;
 	o = json_object();
 #define FSET(id) json_object_set_new(o, #id, json_integer((json_int_t)sum.id));
@@ -50,25 +51,25 @@ void ferry_kpath_fib_json(struct ferry_port *p, json_t *k)
 }
 
 /* The kernel path's counters per port (stats' paths.kernel). */
-void ferry_kpath_metrics(struct ferry_ports *ps, struct ferry_strbuf *b)
+void ferry_kpath_metrics(struct ferry_kpath *kt, struct ferry_strbuf *b)
 {
 	struct ferry_kpath_ctrs *kc;
 	uint64_t *tx;
 	int i;
 
-	kc = calloc(ps->n ? ps->n : 1, sizeof(*kc));
-	tx = calloc(ps->n ? 2 * ps->n : 2, sizeof(*tx));
+	kc = calloc(kt->ports->n ? kt->ports->n : 1, sizeof(*kc));
+	tx = calloc(kt->ports->n ? 2 * kt->ports->n : 2, sizeof(*tx));
 	if (!kc || !tx)
 		goto out;
-	for (i = 0; i < ps->n; i++)
-		ferry_kpath_stats(ps, ps->v[i], &kc[i], &tx[2 * i],
+	for (i = 0; i < kt->ports->n; i++)
+		ferry_kpath_stats(kt, kt->ports->v[i], &kc[i], &tx[2 * i],
 				  &tx[2 * i + 1]);
 #define KP_FAMILY(nm, help, expr)                                              \
 	ferry_prom_family(b, "ferry_kpath_" nm "_total", help);                \
-	for (i = 0; i < ps->n; i++)                                            \
+	for (i = 0; i < kt->ports->n; i++)                                     \
 		ferry_strbuf_printf(                                           \
 			b, "ferry_kpath_" nm "_total{port=\"%s\"} %llu\n",     \
-			ps->v[i]->name, (unsigned long long)(expr));
+			kt->ports->v[i]->name, (unsigned long long)(expr));
 	KP_FAMILY("rx_packets",
 		  "frames the classifier redirected in the kernel",
 		  kc[i].rx_packets)
@@ -90,20 +91,37 @@ void ferry_kpath_metrics(struct ferry_ports *ps, struct ferry_strbuf *b)
 		b, "ferry_kpath_fib_total",
 		"route ports' kernel path: frames forwarded in XDP (fwd) or "
 		"left to a worker, by reason");
-	for (i = 0; i < ps->n; i++) {
+	for (i = 0; i < kt->ports->n; i++) {
 		struct ferry_fib_ctr fc;
 
-		if (ferry_kpath_fib_read(ps->v[i], &fc))
+		if (ferry_kpath_fib_read(kt, kt->ports->v[i], &fc))
 			continue;
 #define KP_FIB(id)                                                             \
 	ferry_strbuf_printf(b,                                                 \
 			    "ferry_kpath_fib_total{port=\"%s\",reason=\"" #id  \
 			    "\"} %llu\n",                                      \
-			    ps->v[i]->name, (unsigned long long)fc.id);
+			    kt->ports->v[i]->name, (unsigned long long)fc.id);
 		FERRY_FIB_CTRS(KP_FIB)
 #undef KP_FIB
 	}
 out:
 	free(kc);
 	free(tx);
+}
+
+void ferry_kpath_port_view(struct ferry_kpath *kt, const struct ferry_port *p,
+			   json_t *o)
+{
+	const struct ferry_kpath_port *k = kp(kt, p);
+
+	if (p->app != FERRY_APP_XCONNECT && p->app != FERRY_APP_ROUTE)
+		return;
+	json_object_set_new(
+		o, "path",
+		json_string(ferry_path_name(k->path == FERRY_PATH_KERNEL
+						    ? FERRY_PATH_KERNEL
+						    : FERRY_PATH_XSK)));
+	json_object_set_new(o, "path_requested",
+			    json_string(ferry_path_name(k->req)));
+	json_object_set_new(o, "path_why", json_string(k->why));
 }

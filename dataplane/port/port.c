@@ -681,10 +681,6 @@ void ferry_port_xdp_unload(struct ferry_port *p)
 {
 	bpf_link__destroy(p->cpumap_tp);
 	p->cpumap_tp = NULL;
-	/* the kernel path's tracepoints (kpath.c), if it left them on */
-	bpf_link__destroy(p->kfwd_tp[0]);
-	bpf_link__destroy(p->kfwd_tp[1]);
-	p->kfwd_tp[0] = p->kfwd_tp[1] = NULL;
 	ferry_xdp_bpf__destroy(p->skel);
 	p->skel = NULL;
 }
@@ -869,4 +865,15 @@ struct ferry_port *ferry_ports_find(const struct ferry_ports *ps,
 		if (!strcmp(ps->v[i]->name, name))
 			return ps->v[i];
 	return NULL;
+}
+
+int ferry_ports_slot_free(const struct ferry_ports *ps)
+{
+	uint64_t used = 0;
+	int i;
+
+	_Static_assert(FERRY_MAX_PORTS <= 64, "slots fit one mask");
+	for (i = 0; i < ps->n; i++)
+		used |= 1ull << ps->v[i]->slot;
+	return ~used ? __builtin_ctzll(~used) : -ENOSPC;
 }

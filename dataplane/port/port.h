@@ -19,7 +19,6 @@
 
 #include "ferry_abi.h"
 #include "port_params.h"
-#include "gen.h"
 #include "profiles.h"
 #include "worker.h"
 #include "xsk.h"
@@ -48,7 +47,6 @@ enum ferry_port_state {
 struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
 struct ferry_steer_table;
-struct ferry_dpdk_port;
 struct ferry_dpdk;
 struct ferry_port_class;
 
@@ -61,6 +59,8 @@ struct ferry_ports {
 
 struct ferry_port *ferry_ports_find(const struct ferry_ports *ps,
 				    const char *name);
+/* The lowest slot no port of ps holds, for a new port; -ENOSPC. */
+int ferry_ports_slot_free(const struct ferry_ports *ps);
 
 struct ferry_port {
 	/* identity */
@@ -78,6 +78,9 @@ struct ferry_port {
 	 */
 	struct ferry_port_params req;
 	const struct ferry_port_class *cls; /* its backend, from port add on */
+	/* its index in the feature modules' tables (kpath.h ...): the lowest
+	 * free at port add, the same until port del */
+	uint16_t slot;
 	uint32_t q_first;
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
@@ -85,11 +88,6 @@ struct ferry_port {
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
 	enum ferry_app app;
 	struct ferry_port *peer; /* egress of XCONNECT */
-	/* xconnect's path (kpath.h): as asked, in use, and why */
-	enum ferry_path path_req;
-	enum ferry_path path; /* FERRY_PATH_XSK or _KERNEL */
-	char path_why[200];
-	struct ferry_kpath_acct *kacct; /* NULL until first needed */
 	/* state */
 	bool zerocopy;
 	bool hugepages;
@@ -100,9 +98,7 @@ struct ferry_port {
 	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
-	struct bpf_link *cpumap_tp;  /* NULL: enqueue drops not measured */
-	struct bpf_link *kfwd_tp[2]; /* redirect_err, devmap_xmit (kpath.c) */
-	bool kfwd_tp_seen; /* they were attached once: xmit_sent is counted */
+	struct bpf_link *cpumap_tp;	 /* NULL: enqueue drops not measured */
 	struct ferry_steer_table *steer; /* NULL until the first steer rule */
 	struct ferry_pq *pq;		 /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
@@ -111,10 +107,6 @@ struct ferry_port {
 	struct ferry_spread_rets *spread_rets;
 	char spread_note[192];	/* the probe's result, or why it fell back */
 	char numa_warning[256]; /* empty: workers on the NIC's node */
-	struct ferry_dpdk_port *dpdk; /* DPDK backend; NULL: native */
-	struct ferry_gen *gen;	      /* generator sending out of this port */
-	uint64_t gen_prev; /* sampler: generator frames at the last tick */
-	double gen_pps;
 	/* health, kept by the control thread's watch (health.c) */
 	enum ferry_port_state state;
 	bool link_down;

@@ -82,16 +82,6 @@ void ferry_port_view(const struct ferry_port *p, const char *app,
 	json_object_set_new(o, "need_wakeup", json_true());
 	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
 	json_object_set_new(o, "app", json_string(app));
-	if (p->app == FERRY_APP_XCONNECT || p->app == FERRY_APP_ROUTE) {
-		json_object_set_new(
-			o, "path",
-			json_string(ferry_path_name(p->path == FERRY_PATH_KERNEL
-							    ? FERRY_PATH_KERNEL
-							    : FERRY_PATH_XSK)));
-		json_object_set_new(o, "path_requested",
-				    json_string(ferry_path_name(p->path_req)));
-		json_object_set_new(o, "path_why", json_string(p->path_why));
-	}
 	json_object_set_new(o, "default",
 			    json_string(p->default_action == FERRY_ACT_PASS
 						? "pass"
@@ -119,4 +109,15 @@ void ferry_port_view_tail(const struct ferry_port *p, json_t *o)
 	FERRY_PORT_EVENTS(EV_SET)
 #undef EV_SET
 	json_object_set_new(o, "events", ev);
+}
+
+static const char *const path_names[] = {
+#define FERRY_PATH_NAME(id, name) [FERRY_PATH_##id] = name,
+	FERRY_PATHS(FERRY_PATH_NAME)
+#undef FERRY_PATH_NAME
+};
+
+const char *ferry_path_name(enum ferry_path path)
+{
+	return path < FERRY_PATH__COUNT ? path_names[path] : "?";
 }

@@ -29,6 +29,7 @@
 struct ferry_router {
 	struct ferry_ports *reg; /* the daemon's ports (core/) */
 	struct ferry_workers *workers;
+	struct ferry_kpath *kpath;
 	struct fib *fib;
 	struct nlmirror *nlm;
 	struct route_port ports[FERRY_MAX_PORTS];
@@ -275,6 +276,7 @@ void ferry_router_ports_changed(struct ferry_router *r)
 
 struct ferry_router *ferry_router_create(struct ferry_ports *ports,
 					 struct ferry_workers *workers,
+					 struct ferry_kpath *kpath,
 					 struct ferry_err *msg)
 {
 	struct ferry_router *r = calloc(1, sizeof(*r));
@@ -287,6 +289,7 @@ struct ferry_router *ferry_router_create(struct ferry_ports *ports,
 	}
 	r->reg = ports;
 	r->workers = workers;
+	r->kpath = kpath;
 	fp.max_readers = FERRY_MAX_WORKERS;
 	r->fib = fib_create(&fp);
 	if (!r->fib) {
@@ -426,7 +429,7 @@ static void kpath_check(struct ferry_router *r)
 	if (on == r->lo_forwarding)
 		return;
 	r->lo_forwarding = on;
-	ferry_kpath_route_apply(r->reg);
+	ferry_kpath_route_apply(r->kpath);
 }
 
 void ferry_router_tick(struct ferry_router *r)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kpath.h"
 #include "port.h"
 #include "route.h"
 #include "route_rx.h"
@@ -28,6 +29,7 @@ struct ferry_port;
 /* NULL and msg on failure (netlink, memory). */
 struct ferry_router *ferry_router_create(struct ferry_ports *ports,
 					 struct ferry_workers *workers,
+					 struct ferry_kpath *kpath,
 					 struct ferry_err *msg);
 void ferry_router_destroy(struct ferry_router *r);
 
