@@ -242,6 +242,7 @@ int ferry_port_sockets_open(struct ferry *f, struct ferry_port *p, bool insert,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
 			.busy_poll = p->req.busy_poll,
+			.zc_no_sg = p->caps.zc_sg_refused,
 		};
 
 		if (pq->xsk)
@@ -405,13 +406,15 @@ static int spread_check(const struct ferry *f,
  * What the driver's profile decides: `mode auto` binds copy mode straight
  * away on a driver without zero-copy (no failed zero-copy bind first),
  * and without an `xdp` keyword the profile picks native or generic XDP.
- * An explicit request is always tried as asked.
+ * Zero-copy is the driver's own answer where the kernel has the netdev
+ * family (p->caps), the profile's where not. An explicit request is
+ * always tried as asked.
  */
 static void port_apply_profile(struct ferry_port *p,
 			       const struct ferry_port_params *pp)
 {
 	p->mode_bind = p->req.mode;
-	if (p->req.mode == FERRY_XSK_AUTO && !p->profile->zerocopy)
+	if (p->req.mode == FERRY_XSK_AUTO && !p->caps.zerocopy)
 		p->mode_bind = FERRY_XSK_COPY;
 	p->xdp_generic =
 		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
@@ -438,7 +441,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 {
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
-	char auto_note[64] = "";
+	char auto_note[192] = "";
 	int i, err;
 
 	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
@@ -490,6 +493,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	memcpy(p->mac, ifi.mac, 6);
 	snprintf(p->driver, sizeof(p->driver), "%s", ifi.driver);
 	p->profile = ferry_profile_lookup(ifi.driver);
+	ferry_driver_caps_get(p->ifindex, p->profile, &p->caps);
 	p->numa_node = ifi.numa_node;
 	/* The request kept whole; its strings are the port's own copies. */
 	p->req = *pp;
@@ -575,9 +579,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	if (p->numa_warning[0])
 		log_warn("port %s: %s", p->name, p->numa_warning);
 	if (p->req.mode == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
-		snprintf(auto_note, sizeof(auto_note),
-			 " (auto: profile %s has no zero-copy)",
-			 p->profile->driver);
+		snprintf(auto_note, sizeof(auto_note), " (auto: %s)",
+			 p->caps.why_no_zc);
 	else if (p->req.mode == FERRY_XSK_AUTO && !p->zerocopy)
 		snprintf(auto_note, sizeof(auto_note),
 			 " (auto: zero-copy unavailable)");

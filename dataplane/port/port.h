@@ -20,6 +20,7 @@
 #include "ferry_abi.h"
 #include "port_params.h"
 #include "gen.h"
+#include "drvcaps.h"
 #include "profiles.h"
 #include "worker.h"
 #include "xsk.h"
@@ -68,6 +69,7 @@ struct ferry_port {
 	uint8_t mac[6];
 	char driver[32];
 	const struct ferry_driver_profile *profile;
+	struct ferry_driver_caps caps; /* the driver's report, else profile */
 	int numa_node;
 	/*
 	 * configuration: what `port add` asked for, as it asked (name and
