@@ -127,7 +127,7 @@ uint64_t hc_cpulist_parse(const char *s)
 void hc_row(struct hc *h, const char *check, enum hc_status st, const char *fix,
 	    const char *fmt, ...)
 {
-	char value[256];
+	char value[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -150,9 +150,10 @@ static const struct hc_check checks[] = {
 	{hc_check_kernel, false},   {hc_check_bpf_sysctls, false},
 	{hc_check_mounts, false},   {hc_check_hugepages, false},
 	{hc_check_memlock, false},  {hc_check_workers, false},
-	{hc_check_driver, true},    {hc_check_numa, true},
-	{hc_check_queues, true},    {hc_check_irqs, true},
-	{hc_check_busy_poll, true}, {hc_check_veth_csum, true},
+	{hc_check_driver, true},    {hc_check_xdp_features, true},
+	{hc_check_numa, true},	    {hc_check_queues, true},
+	{hc_check_irqs, true},	    {hc_check_busy_poll, true},
+	{hc_check_veth_csum, true},
 };
 
 static void read_cpu_nodes(struct hc *h)

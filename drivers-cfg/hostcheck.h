@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ferry_err.h"
+#include "netdev_feat.h"
 
 /* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/fastpath/worker.c */
 #define FERRY_HOSTCHECK_UMEM_MB 32
@@ -31,6 +32,18 @@ struct ferry_host_probes {
 	 * it lives elsewhere, in peer. NULL: the row is left out.
 	 */
 	int (*veth_peer_tx_csum)(const char *ifname, char *peer, size_t len);
+	/* Does this kernel have the netdev generic netlink family (6.3)?
+	 * NULL: the row is left out. */
+	int (*netdev_family)(void);
+	/* Does an AF_XDP socket take XDP_MAX_TX_SKB_BUDGET (6.17)? NULL:
+	 * the row is left out. */
+	int (*xsk_tx_budget)(void);
+	/*
+	 * The netdev family's report on ifname: 0, -ENOENT without the
+	 * family, -errno. NULL: the kernel is not asked and the driver
+	 * profile decides alone.
+	 */
+	int (*netdev_feat)(const char *ifname, struct ferry_netdev_feat *out);
 };
 
 struct ferry_hostcheck_params {

@@ -14,9 +14,13 @@
 #include <unistd.h>
 
 #include "hostcheck_int.h"
+#include "netdev_compat.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
 #endif
 #define CAP_IPC_LOCK_BIT 14
 
@@ -33,6 +37,29 @@ static int probe_af_xdp(void)
 	return errno == EAFNOSUPPORT ? 0 : -errno;
 }
 
+/*
+ * XDP_MAX_TX_SKB_BUDGET needs a TX ring first (without one the kernel
+ * answers EACCES), and takes budgets from 32 up to the ring's size; a
+ * kernel that predates it answers ENOPROTOOPT.
+ */
+static int probe_xsk_tx_budget(void)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), rc;
+	unsigned int ring = 64, budget = 32;
+
+	if (fd < 0)
+		return errno == EAFNOSUPPORT ? 0 : -errno;
+	if (setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
+		rc = -errno;
+	else if (!setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget,
+			     sizeof(budget)))
+		rc = 1;
+	else
+		rc = errno == ENOPROTOOPT ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
 static int probe_map_type(int type)
 {
 	int rc = libbpf_probe_bpf_map_type((enum bpf_map_type)type, NULL);
@@ -44,6 +71,9 @@ const struct ferry_host_probes hc_real_probes = {
 	.af_xdp = probe_af_xdp,
 	.map_type = probe_map_type,
 	.veth_peer_tx_csum = hc_probe_veth_peer_tx_csum,
+	.netdev_family = ferry_netdev_family_probe,
+	.xsk_tx_budget = probe_xsk_tx_budget,
+	.netdev_feat = hc_probe_netdev_feat,
 };
 
 /* A probe's answer as a row: supported, missing, or unknown and why. */
@@ -54,6 +84,21 @@ static void probe_row(struct hc *h, const char *check, int rc,
 		hc_row(h, check, HC_OK, NULL, "available");
 	else if (!rc)
 		hc_row(h, check, HC_FAIL, fix, "missing: %s", needed_for);
+	else
+		hc_row(h, check, HC_WARN,
+		       "run the check as root (or ask ferryd: it runs it with "
+		       "its own privileges)",
+		       "could not probe: %s", strerror(-rc));
+}
+
+/* A feature ferry uses when it is there and works around when not. */
+static void optional_row(struct hc *h, const char *check, int rc,
+			 const char *have, const char *missing, const char *fix)
+{
+	if (rc > 0)
+		hc_row(h, check, HC_OK, NULL, "available: %s", have);
+	else if (!rc)
+		hc_row(h, check, HC_WARN, fix, "%s", missing);
 	else
 		hc_row(h, check, HC_WARN,
 		       "run the check as root (or ask ferryd: it runs it with "
@@ -72,6 +117,23 @@ void hc_check_kernel(struct hc *h)
 		  h->probes->map_type(BPF_MAP_TYPE_SOCKHASH),
 		  "the socket splice proxy",
 		  "a kernel with CONFIG_BPF_STREAM_PARSER=y");
+	if (h->probes->netdev_family)
+		optional_row(
+			h, "kernel: netdev family", h->probes->netdev_family(),
+			"drivers report their XDP features; they decide "
+			"zero-copy and multi-buffer",
+			"missing (Linux < 6.3): the driver profiles decide "
+			"zero-copy and multi-buffer",
+			"Linux 6.3+ (ferry works without it)");
+	if (h->probes->xsk_tx_budget)
+		optional_row(
+			h, "kernel: AF_XDP TX budget",
+			h->probes->xsk_tx_budget(),
+			"XDP_MAX_TX_SKB_BUDGET, a copy-mode TX kick sends up "
+			"to 256 descriptors",
+			"missing (Linux < 6.17): a copy-mode TX kick sends "
+			"at most 32 descriptors, so more sendto calls",
+			"Linux 6.17+ (ferry works without it)");
 	if (hc_exists(h, "/sys/kernel/btf/vmlinux"))
 		hc_row(h, "kernel: BTF", HC_OK, NULL,
 		       "/sys/kernel/btf/vmlinux");

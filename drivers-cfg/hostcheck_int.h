@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hostcheck.h"
+#include "drvcaps.h"
 #include "numaplace.h"
 #include "profiles.h"
 
@@ -31,6 +32,8 @@ struct hc {
 	int nic_node;
 	char driver[32];
 	const struct ferry_driver_profile *profile;
+	struct ferry_driver_caps
+		caps; /* the kernel's answer, or the profile's */
 };
 
 /* Readers of ROOT + printf(fmt): 0 or -errno; a line without its newline. */
@@ -60,11 +63,13 @@ void hc_check_memlock(struct hc *h);
 void hc_check_workers(struct hc *h);
 /* hostcheck_nic.c */
 void hc_check_driver(struct hc *h);
+void hc_check_xdp_features(struct hc *h);
 void hc_check_numa(struct hc *h);
 void hc_check_queues(struct hc *h);
 void hc_check_irqs(struct hc *h);
 void hc_check_busy_poll(struct hc *h);
 void hc_check_veth_csum(struct hc *h);
 int hc_probe_veth_peer_tx_csum(const char *ifname, char *peer, size_t len);
+int hc_probe_netdev_feat(const char *ifname, struct ferry_netdev_feat *out);
 
 #endif /* FERRY_HOSTCHECK_INT_H */

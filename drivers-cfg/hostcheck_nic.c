@@ -65,6 +65,36 @@ void hc_check_driver(struct hc *h)
 		       h->driver);
 }
 
+int hc_probe_netdev_feat(const char *ifname, struct ferry_netdev_feat *out)
+{
+	int ifindex = (int)if_nametoindex(ifname);
+
+	return ifindex ? ferry_netdev_feat_get(ifindex, out) : -ENODEV;
+}
+
+/*
+ * What the driver reports (the netdev family) next to its profile: the
+ * kernel's answer decides zero-copy and multi-buffer where it has one,
+ * the profile where it has not; each says which.
+ */
+void hc_check_xdp_features(struct hc *h)
+{
+	struct ferry_netdev_feat feat = {0};
+	char value[512];
+	int err = h->probes->netdev_feat
+			  ? h->probes->netdev_feat(h->ifname, &feat)
+			  : -ENOSYS;
+
+	ferry_driver_caps_decide(h->profile, &feat, err, &h->caps);
+	ferry_driver_caps_fmt(&h->caps, value, sizeof(value));
+	if (err && err != -ENOENT && err != -ENOSYS)
+		hc_row(h, "xdp features", HC_WARN,
+		       "ferryctl host check as root, or ask ferryd", "%s",
+		       value);
+	else
+		hc_row(h, "xdp features", HC_OK, NULL, "%s", value);
+}
+
 void hc_check_numa(struct hc *h)
 {
 	struct ferry_numa_plan plan;
@@ -240,11 +270,12 @@ void hc_check_busy_poll(struct hc *h)
 	if (defer < 0 || gft < 0)
 		hc_row(h, "busy-poll", HC_WARN, "a kernel with these (5.10+)",
 		       "napi_defer_hard_irqs/gro_flush_timeout unreadable");
-	else if (!h->profile->zerocopy)
+	else if (!h->caps.zerocopy)
 		hc_row(h, "busy-poll", HC_OK, NULL,
 		       "defer=%ld gro_flush_timeout=%ld; not used: %s is copy "
-		       "mode only, and copy-mode sockets cannot busy-poll",
-		       defer, gft, h->profile->driver);
+		       "mode only (%s), and copy-mode sockets cannot busy-poll",
+		       defer, gft, h->driver,
+		       ferry_caps_from_name(h->caps.zerocopy_from));
 	else if (defer > 0 && gft > 0)
 		hc_row(h, "busy-poll", HC_OK, NULL,
 		       "defer=%ld gro_flush_timeout=%ld", defer, gft);

@@ -201,9 +201,9 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 	return NULL;
 }
 
-static void port_free(struct ferry_port *p)
+static void port_free(struct ferry *f, struct ferry_port *p)
 {
-	ferry_steer_port_free(p);
+	ferry_steer_port_free(&f->rules, p);
 	free(p->pq);
 	free(p);
 }
@@ -265,13 +265,15 @@ static int spread_check(const struct ferry *f,
  * What the driver's profile decides: `mode auto` binds copy mode straight
  * away on a driver without zero-copy (no failed zero-copy bind first),
  * and without an `xdp` keyword the profile picks native or generic XDP.
- * An explicit request is always tried as asked.
+ * Zero-copy is the driver's own answer where the kernel has the netdev
+ * family (p->caps), the profile's where not. An explicit request is
+ * always tried as asked.
  */
 static void port_apply_profile(struct ferry_port *p,
 			       const struct ferry_port_params *pp)
 {
 	p->mode_bind = p->req.mode;
-	if (p->req.mode == FERRY_XSK_AUTO && !p->profile->zerocopy)
+	if (p->req.mode == FERRY_XSK_AUTO && !p->caps.zerocopy)
 		p->mode_bind = FERRY_XSK_COPY;
 	p->xdp_generic =
 		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
@@ -299,7 +301,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	struct ferry_port_env env = ferry_port_env(f);
 	struct ferry_ifinfo ifi;
 	struct ferry_port *p;
-	char auto_note[64] = "";
+	char auto_note[192] = "";
 	int i, err;
 
 	if (!ferry_name_ok(pp->name, FERRY_NAME_MAX))
@@ -351,6 +353,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	memcpy(p->mac, ifi.mac, 6);
 	snprintf(p->driver, sizeof(p->driver), "%s", ifi.driver);
 	p->profile = ferry_profile_lookup(ifi.driver);
+	ferry_driver_caps_get(p->ifindex, p->profile, &p->caps);
 	p->numa_node = ifi.numa_node;
 	/* The request kept whole; its strings are the port's own copies. */
 	p->req = *pp;
@@ -415,7 +418,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		err = p->cls->open(&env, p, msg);
 	}
 	if (err) {
-		port_free(p);
+		port_free(f, p);
 		return err;
 	}
 	f->ports.v[f->ports.n++] = p;
@@ -442,9 +445,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	if (p->numa_warning[0])
 		log_warn("port %s: %s", p->name, p->numa_warning);
 	if (p->req.mode == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
-		snprintf(auto_note, sizeof(auto_note),
-			 " (auto: profile %s has no zero-copy)",
-			 p->profile->driver);
+		snprintf(auto_note, sizeof(auto_note), " (auto: %s)",
+			 p->caps.why_no_zc);
 	else if (p->req.mode == FERRY_XSK_AUTO && !p->zerocopy)
 		snprintf(auto_note, sizeof(auto_note),
 			 " (auto: zero-copy unavailable)");
@@ -516,7 +518,7 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 	if (f->router)
 		ferry_router_ports_changed(f->router);
 	log_info("port %s: deleted", p->name);
-	port_free(p);
+	port_free(f, p);
 	return 0;
 }
 
@@ -589,7 +591,7 @@ void ferry_port_fail(struct ferry *f, struct ferry_port *p, const char *why)
 	 * and `stats` still shows what the port did before it failed. */
 	ferry_kpath_tp_detach(&f->kpath, p); /* before the classifier goes */
 	p->cls->close(&env, p);
-	ferry_steer_port_free(p);
+	ferry_steer_port_free(&f->rules, p);
 	p->state = FERRY_PORT_FAILED;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	p->events.failed++;

@@ -39,7 +39,9 @@ static json_t *port_json(struct ferry *f, const struct ferry_port *p)
 		snprintf(app, sizeof(app), "xconnect %s", p->peer->name);
 	else
 		snprintf(app, sizeof(app), "%s", ferry_app_name(p->app));
-	ferry_port_view(p, app, p->steer ? p->steer->n : 0, o);
+	ferry_port_view(
+		p, app,
+		f->rules.table[p->slot] ? f->rules.table[p->slot]->n : 0, o);
 	ferry_kpath_port_view(&f->kpath, p, o);
 	ferry_dpdk_port_describe(f->dpdk, p, o);
 	ferry_port_view_tail(p, o);
@@ -315,7 +317,7 @@ void ferry_stats_reset(struct ferry *f)
 				ferry_dpdk_xsk_stats(pq, &pq->xbase);
 		}
 		ferry_port_verdicts(p, p->verdict_base);
-		ferry_steer_reset(p);
+		ferry_steer_reset(&f->rules, p);
 		ferry_kpath_reset(&f->kpath, p);
 	}
 	for (i = 0; i < f->workers.n; i++) {
@@ -435,7 +437,7 @@ char *ferry_metrics(struct ferry *f)
 						     p->verdict_base[r]));
 	}
 
-	ferry_steer_metrics(&f->ports, b);
+	ferry_steer_metrics(&f->rules, b);
 	ferry_kpath_metrics(&f->kpath, b);
 
 	ferry_worker_metrics(&f->workers, b);

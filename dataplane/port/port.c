@@ -778,12 +778,13 @@ int ferry_xsk_error(const struct ferry_port *p, uint32_t queue, int err,
 {
 	switch (err) {
 	case -EOPNOTSUPP:
-		return ferry_fail(
-			msg, err,
-			"zero-copy is not supported on %s (driver %s%s); "
-			"use 'mode auto' or 'mode copy'",
-			p->ifname, p->driver,
-			p->profile->zerocopy ? "" : ": copy mode only");
+		return ferry_fail(msg, err,
+				  "zero-copy is not supported on %s (driver "
+				  "%s): %s; use 'mode auto' or 'mode copy'",
+				  p->ifname, p->driver,
+				  p->caps.why_no_zc[0]
+					  ? p->caps.why_no_zc
+					  : "the bind was refused");
 	case -EINVAL:
 		return ferry_fail(
 			msg, err,

@@ -19,6 +19,7 @@
 
 #include "ferry_abi.h"
 #include "port_params.h"
+#include "drvcaps.h"
 #include "profiles.h"
 #include "worker.h"
 #include "xsk.h"
@@ -46,7 +47,6 @@ enum ferry_port_state {
 
 struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
-struct ferry_steer_table;
 struct ferry_dpdk;
 struct ferry_port_class;
 
@@ -70,6 +70,7 @@ struct ferry_port {
 	uint8_t mac[6];
 	char driver[32];
 	const struct ferry_driver_profile *profile;
+	struct ferry_driver_caps caps; /* the driver's report, else profile */
 	int numa_node;
 	/*
 	 * configuration: what `port add` asked for, as it asked (name and
@@ -98,9 +99,8 @@ struct ferry_port {
 	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
-	struct bpf_link *cpumap_tp;	 /* NULL: enqueue drops not measured */
-	struct ferry_steer_table *steer; /* NULL until the first steer rule */
-	struct ferry_pq *pq;		 /* n_queues of them */
+	struct bpf_link *cpumap_tp; /* NULL: enqueue drops not measured */
+	struct ferry_pq *pq;	    /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
 	/* software RSS (spread.c) */
 	uint8_t spread_n; /* sockets spread over; 0: not (or fell back) */

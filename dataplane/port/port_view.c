@@ -58,6 +58,7 @@ void ferry_port_view(const struct ferry_port *p, const char *app,
 	json_object_set_new(o, "mac", json_string(mac));
 	json_object_set_new(o, "driver", json_string(p->driver));
 	json_object_set_new(o, "profile", json_string(p->profile->driver));
+	json_object_set_new(o, "driver_caps", ferry_driver_caps_json(&p->caps));
 	json_object_set_new(
 		o, "xdp_chosen_by",
 		json_string(!p->req.xdp_given ? "profile" : "request"));

@@ -37,6 +37,7 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
 			.busy_poll = p->req.busy_poll,
+			.zc_no_sg = p->caps.zc_sg_refused,
 		};
 
 		if (pq->xsk)

@@ -58,7 +58,7 @@ int ferry_acl_add(struct ferry_rules *rs, const struct ferry_acl_params *ap,
 	    m->l4_proto != IPPROTO_UDP)
 		return ferry_fail(msg, -EINVAL,
 				  "sport and dport need proto tcp or udp");
-	t = ferry_rules_table(p);
+	t = ferry_rules_table(rs, p);
 	if (!t)
 		return -ENOMEM;
 	if (t->n >= FERRY_MAX_RULES)
@@ -124,9 +124,10 @@ static json_t *text_or_null(const char *s)
 	return s[0] ? json_string(s) : json_null();
 }
 
-static json_t *rule_json(const struct ferry_port *p, uint32_t at)
+static json_t *rule_json(const struct ferry_rules *rs,
+			 const struct ferry_port *p, uint32_t at)
 {
-	const struct ferry_steer_rule *r = &p->steer->rules[at];
+	const struct ferry_steer_rule *r = &rs->table[p->slot]->rules[at];
 	const struct ferry_rule *m = &r->match;
 	char buf[INET6_ADDRSTRLEN + 8];
 	struct ferry_verdict_ctr hits;
@@ -175,9 +176,12 @@ json_t *ferry_acl_show(struct ferry_rules *rs, const char *name,
 	for (i = 0; i < rs->ports->n; i++) {
 		const struct ferry_port *p = rs->ports->v[i];
 
-		for (j = 0; p->steer && p->skel && j < p->steer->n; j++)
-			if (!name || !strcmp(name, p->steer->rules[j].name))
-				json_array_append_new(arr, rule_json(p, j));
+		for (j = 0;
+		     rs->table[p->slot] && p->skel && j < rs->table[p->slot]->n;
+		     j++)
+			if (!name ||
+			    !strcmp(name, rs->table[p->slot]->rules[j].name))
+				json_array_append_new(arr, rule_json(rs, p, j));
 	}
 	return arr;
 }

@@ -65,7 +65,7 @@ struct ferry_steer_rule *ferry_rule_find(const struct ferry_rules *rs,
 	uint32_t j;
 
 	for (i = 0; i < rs->ports->n; i++) {
-		struct ferry_steer_table *t = rs->ports->v[i]->steer;
+		struct ferry_steer_table *t = rs->table[rs->ports->v[i]->slot];
 
 		for (j = 0; t && j < t->n; j++) {
 			if (strcmp(t->rules[j].name, name))
@@ -117,9 +117,10 @@ const struct ferry_steer_rule *ferry_rule_at(const struct ferry_rules *rs,
 	if (i < 0 || i >= rs->ports->n)
 		return NULL;
 	p = rs->ports->v[i];
-	if (!p->steer || j < 0 || (uint32_t)j >= p->steer->n)
+	if (!rs->table[p->slot] || j < 0 ||
+	    (uint32_t)j >= rs->table[p->slot]->n)
 		return NULL;
-	r = &p->steer->rules[j];
+	r = &rs->table[p->slot]->rules[j];
 	*rc = r->kind == kind ? 0 : 1;
 	*port = p;
 	return *rc ? NULL : r;
@@ -169,19 +170,20 @@ int ferry_rules_hold(struct ferry_rules *rs, bool hold, struct ferry_err *msg)
 	for (i = 0; i < rs->ports->n; i++) {
 		struct ferry_port *p = rs->ports->v[i];
 
-		if (!p->steer || !p->steer->dirty || !p->skel)
+		if (!rs->table[p->slot] || !rs->table[p->slot]->dirty ||
+		    !p->skel)
 			continue;
-		err = table_publish(rs, p, p->steer, -1, NULL);
+		err = table_publish(rs, p, rs->table[p->slot], -1, NULL);
 		if (!err)
 			continue;
 		log_err("port %s: cannot write its %u rules: %s", p->name,
-			p->steer->n, strerror(-err));
+			rs->table[p->slot]->n, strerror(-err));
 		if (!first)
 			first = ferry_fail(
 				msg, err,
 				"port %s: cannot write its %u rules: "
 				"%s",
-				p->name, p->steer->n, strerror(-err));
+				p->name, rs->table[p->slot]->n, strerror(-err));
 	}
 	return first;
 }
@@ -267,11 +269,12 @@ static int ctrs_zero(struct ferry_port *p, uint32_t slot)
 
 /* ------------------------------------------------- the shared table */
 
-struct ferry_steer_table *ferry_rules_table(struct ferry_port *p)
+struct ferry_steer_table *ferry_rules_table(struct ferry_rules *rs,
+					    struct ferry_port *p)
 {
-	if (!p->steer)
-		p->steer = calloc(1, sizeof(*p->steer));
-	return p->steer;
+	if (!rs->table[p->slot])
+		rs->table[p->slot] = calloc(1, sizeof(*rs->table[p->slot]));
+	return rs->table[p->slot];
 }
 
 /* A free row of ferry_rule_ctrs; the table has fewer rules than rows. */
@@ -355,7 +358,7 @@ int ferry_rule_hits(const struct ferry_port *p,
 int ferry_rules_append(struct ferry_rules *rs, struct ferry_port *p,
 		       struct ferry_steer_rule *r)
 {
-	struct ferry_steer_table *t = p->steer;
+	struct ferry_steer_table *t = rs->table[p->slot];
 	int err;
 
 	if (!t || !p->skel)
@@ -378,7 +381,7 @@ int ferry_rules_append(struct ferry_rules *rs, struct ferry_port *p,
 int ferry_rules_remove(struct ferry_rules *rs, struct ferry_port *p,
 		       uint32_t at)
 {
-	struct ferry_steer_table *t = p->steer;
+	struct ferry_steer_table *t = rs->table[p->slot];
 	uint16_t ctr;
 	int err;
 
@@ -424,7 +427,7 @@ int ferry_steer_add(struct ferry_rules *rs, const struct ferry_steer_params *sp,
 				  "qsize %u is out of range (%d-%d)", sp->qsize,
 				  FERRY_CPUMAP_QSIZE_MIN,
 				  FERRY_CPUMAP_QSIZE_MAX);
-	t = ferry_rules_table(p);
+	t = ferry_rules_table(rs, p);
 	if (!t)
 		return -ENOMEM;
 	if (t->n >= FERRY_MAX_RULES)
@@ -513,10 +516,10 @@ int ferry_steer_del(struct ferry_rules *rs, const char *name,
 	if (err)
 		return ferry_fail(msg, err, "port %s: cannot rewrite rules: %s",
 				  p->name, strerror(-err));
-	p->steer->slots_used &= ~(1ull << slot);
+	rs->table[p->slot]->slots_used &= ~(1ull << slot);
 	/* Frames of this rule still queued for a CPU whose entry goes now
 	 * are processed by its kthread before it stops, not dropped. */
-	err = cpumap_sync(p, p->steer, &bad_cpu);
+	err = cpumap_sync(p, rs->table[p->slot], &bad_cpu);
 	if (err)
 		log_warn("port %s: CPUMAP entry for CPU %d left in place: %s",
 			 p->name, bad_cpu, strerror(-err));
@@ -524,10 +527,10 @@ int ferry_steer_del(struct ferry_rules *rs, const char *name,
 	return 0;
 }
 
-void ferry_steer_port_free(struct ferry_port *p)
+void ferry_steer_port_free(struct ferry_rules *rs, struct ferry_port *p)
 {
-	free(p->steer);
-	p->steer = NULL;
+	free(rs->table[p->slot]);
+	rs->table[p->slot] = NULL;
 }
 
 /* ----------------------------------------------------------- counters */
@@ -605,31 +608,34 @@ int ferry_steer_read(const struct ferry_port *p,
 	return err;
 }
 
-int ferry_steer_cpumap_read(const struct ferry_port *p,
+int ferry_steer_cpumap_read(const struct ferry_rules *rs,
+			    const struct ferry_port *p,
 			    struct ferry_cpumap_ctr out[FERRY_MAX_CPUS])
 {
 	int err = cpumap_read_raw(p, out), cpu;
 
-	for (cpu = 0; !err && p->steer && cpu < FERRY_MAX_CPUS; cpu++) {
-		out[cpu].offered -= p->steer->cpumap_base[cpu].offered;
-		out[cpu].drops -= p->steer->cpumap_base[cpu].drops;
+	for (cpu = 0; !err && rs->table[p->slot] && cpu < FERRY_MAX_CPUS;
+	     cpu++) {
+		out[cpu].offered -=
+			rs->table[p->slot]->cpumap_base[cpu].offered;
+		out[cpu].drops -= rs->table[p->slot]->cpumap_base[cpu].drops;
 	}
 	return err;
 }
 
-void ferry_steer_reset(struct ferry_port *p)
+void ferry_steer_reset(struct ferry_rules *rs, struct ferry_port *p)
 {
 	uint32_t j;
 
-	if (!p->steer)
+	if (!rs->table[p->slot])
 		return;
-	for (j = 0; j < p->steer->n; j++) {
-		struct ferry_steer_rule *r = &p->steer->rules[j];
+	for (j = 0; j < rs->table[p->slot]->n; j++) {
+		struct ferry_steer_rule *r = &rs->table[p->slot]->rules[j];
 
 		steer_read_raw(p, r, r->base);
 		hits_raw(p, r, &r->hit_base);
 	}
-	cpumap_read_raw(p, p->steer->cpumap_base);
+	cpumap_read_raw(p, rs->table[p->slot]->cpumap_base);
 }
 
 /* --------------------------------------------------------------- JSON */
@@ -660,10 +666,11 @@ void ferry_steer_dst_text(const struct ferry_rule *m, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, m->dst_plen);
 }
 
-static json_t *rule_json(const struct ferry_port *p, uint32_t at,
+static json_t *rule_json(const struct ferry_rules *rs,
+			 const struct ferry_port *p, uint32_t at,
 			 const struct ferry_cpumap_ctr *cm, bool cm_ok)
 {
-	const struct ferry_steer_rule *r = &p->steer->rules[at];
+	const struct ferry_steer_rule *r = &rs->table[p->slot]->rules[at];
 	struct ferry_steer_cpu_view v[FERRY_MAX_CPUS];
 	json_t *o = json_object(), *m = json_object(), *cpus = json_array(),
 	       *ctrs = json_array();
@@ -731,14 +738,16 @@ static json_t *rules_json(struct ferry_rules *rs, const char *port,
 		const struct ferry_port *p = rs->ports->v[i];
 		bool cm_ok;
 
-		if (!p->steer || (port && strcmp(port, p->name)))
+		if (!rs->table[p->slot] || (port && strcmp(port, p->name)))
 			continue;
-		cm_ok = !ferry_steer_cpumap_read(p, cm);
-		for (j = 0; j < p->steer->n; j++)
-			if (p->steer->rules[j].kind == FERRY_RULE_STEER &&
-			    (!rule || !strcmp(rule, p->steer->rules[j].name)))
+		cm_ok = !ferry_steer_cpumap_read(rs, p, cm);
+		for (j = 0; j < rs->table[p->slot]->n; j++)
+			if (rs->table[p->slot]->rules[j].kind ==
+				    FERRY_RULE_STEER &&
+			    (!rule ||
+			     !strcmp(rule, rs->table[p->slot]->rules[j].name)))
 				json_array_append_new(
-					arr, rule_json(p, j, cm, cm_ok));
+					arr, rule_json(rs, p, j, cm, cm_ok));
 	}
 	return arr;
 }
@@ -772,13 +781,13 @@ json_t *ferry_steer_cpumap_stats(struct ferry_rules *rs, const char *port)
 		const struct ferry_port *p = rs->ports->v[i];
 		bool ok;
 
-		if (!p->steer || (port && strcmp(port, p->name)))
+		if (!rs->table[p->slot] || (port && strcmp(port, p->name)))
 			continue;
-		ok = !ferry_steer_cpumap_read(p, cm);
+		ok = !ferry_steer_cpumap_read(rs, p, cm);
 		for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++) {
 			json_t *o;
 
-			if (!p->steer->cpumap_qsize[cpu] &&
+			if (!rs->table[p->slot]->cpumap_qsize[cpu] &&
 			    !(ok && (cm[cpu].offered || cm[cpu].drops)))
 				continue;
 			o = json_object();
@@ -786,7 +795,8 @@ json_t *ferry_steer_cpumap_stats(struct ferry_rules *rs, const char *port)
 			json_object_set_new(o, "cpu", json_integer(cpu));
 			json_object_set_new(
 				o, "qsize",
-				json_integer(p->steer->cpumap_qsize[cpu]));
+				json_integer(
+					rs->table[p->slot]->cpumap_qsize[cpu]));
 			json_object_set_new(
 				o, "enqueued",
 				ok ? json_integer((json_int_t)(cm[cpu].offered -

@@ -24,10 +24,12 @@
 
 #include "ferry_abi.h"
 #include "ferry_err.h"
+#include "port.h"
 #include "strbuf.h"
 
 struct ferry_port;
 struct ferry_ports;
+struct ferry_steer_table;
 
 /*
  * The rule tables of every port (steering and ACL rules share one table per
@@ -38,6 +40,9 @@ struct ferry_ports;
 struct ferry_rules {
 	struct ferry_ports *ports;
 	bool held;
+	/* each port's steering and ACL rules, by port slot (port.h); NULL
+	 * until its first rule */
+	struct ferry_steer_table *table[FERRY_MAX_PORTS];
 };
 
 #define FERRY_STEER_NAME_MAX 32
@@ -101,7 +106,7 @@ json_t *ferry_steer_cpumap_stats(struct ferry_rules *rs, const char *port);
 int ferry_steer_get(const struct ferry_rules *rs, int i, int j,
 		    struct ferry_steer_params *sp);
 /* Frees a port's table (its maps go with the port's skeleton). */
-void ferry_steer_port_free(struct ferry_port *p);
+void ferry_steer_port_free(struct ferry_rules *rs, struct ferry_port *p);
 
 /* ---- the shared table (steering and ACL rules), for acl.c ---- */
 
@@ -127,7 +132,8 @@ const struct ferry_steer_rule *ferry_rule_at(const struct ferry_rules *rs,
 					     const struct ferry_port **port,
 					     int *rc);
 /* The port's table, made empty on first use; NULL with errno. */
-struct ferry_steer_table *ferry_rules_table(struct ferry_port *p);
+struct ferry_steer_table *ferry_rules_table(struct ferry_rules *rs,
+					    struct ferry_port *p);
 /* r (match, kind, name) goes live last in p's table, with a fresh row of
  * hit counters (r->match.ctr is set). 0 or -errno; nothing changed then. */
 int ferry_rules_append(struct ferry_rules *rs, struct ferry_port *p,
@@ -148,18 +154,19 @@ int ferry_rule_hits(const struct ferry_port *p,
 		    struct ferry_verdict_ctr *out);
 
 /* stats reset: the counters read from zero again. */
-void ferry_steer_reset(struct ferry_port *p);
+void ferry_steer_reset(struct ferry_rules *rs, struct ferry_port *p);
 /* Counters since the last stats reset. */
 int ferry_steer_read(const struct ferry_port *p,
 		     const struct ferry_steer_rule *r,
 		     struct ferry_steer_cpu_view out[FERRY_MAX_CPUS]);
 /* The port's CPUMAP per target CPU; -ENOTSUP when not measured. */
-int ferry_steer_cpumap_read(const struct ferry_port *p,
+int ferry_steer_cpumap_read(const struct ferry_rules *rs,
+			    const struct ferry_port *p,
 			    struct ferry_cpumap_ctr out[FERRY_MAX_CPUS]);
 
 /* steer_view.c: the ferry_steer_*_total and
  * ferry_cpumap_enqueue_drops_total families of every port. */
-void ferry_steer_metrics(const struct ferry_ports *ps, struct ferry_strbuf *b);
+void ferry_steer_metrics(const struct ferry_rules *rs, struct ferry_strbuf *b);
 
 /* "tcp", "udp" or "any"; prefix as "a.b.c.d/n" or "x::/n", "" if none. */
 const char *ferry_steer_proto_name(uint8_t l4_proto);

@@ -14,7 +14,7 @@
 	X(processed, "steered frames that reached their target CPU")           \
 	X(redirect_failed, "steered frames dropped: no CPUMAP entry")
 
-void ferry_steer_metrics(const struct ferry_ports *ps, struct ferry_strbuf *b)
+void ferry_steer_metrics(const struct ferry_rules *rs, struct ferry_strbuf *b)
 {
 	struct ferry_steer_cpu_view v[FERRY_MAX_CPUS];
 	struct ferry_cpumap_ctr cm[FERRY_MAX_CPUS];
@@ -23,11 +23,12 @@ void ferry_steer_metrics(const struct ferry_ports *ps, struct ferry_strbuf *b)
 
 #define STEER_FAMILY(field, help)                                              \
 	ferry_prom_family(b, "ferry_steer_" #field "_total", help);            \
-	for (i = 0; i < ps->n; i++) {                                          \
-		const struct ferry_port *p = ps->v[i];                         \
-		for (j = 0; p->steer && j < p->steer->n; j++) {                \
+	for (i = 0; i < rs->ports->n; i++) {                                   \
+		const struct ferry_port *p = rs->ports->v[i];                  \
+		for (j = 0; rs->table[p->slot] && j < rs->table[p->slot]->n;   \
+		     j++) {                                                    \
 			const struct ferry_steer_rule *r =                     \
-				&p->steer->rules[j];                           \
+				&rs->table[p->slot]->rules[j];                 \
 			ferry_steer_read(p, r, v);                             \
 			for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)             \
 				if (r->cpus & (1ull << cpu))                   \
@@ -49,13 +50,14 @@ void ferry_steer_metrics(const struct ferry_ports *ps, struct ferry_strbuf *b)
 		b, "ferry_cpumap_enqueue_drops_total",
 		"frames a full CPUMAP queue refused, per port and target CPU "
 		"(the kernel reports no rule)");
-	for (i = 0; i < ps->n; i++) {
-		const struct ferry_port *p = ps->v[i];
+	for (i = 0; i < rs->ports->n; i++) {
+		const struct ferry_port *p = rs->ports->v[i];
 
-		if (!p->steer || ferry_steer_cpumap_read(p, cm))
+		if (!rs->table[p->slot] || ferry_steer_cpumap_read(rs, p, cm))
 			continue;
 		for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
-			if (p->steer->cpumap_qsize[cpu] || cm[cpu].drops)
+			if (rs->table[p->slot]->cpumap_qsize[cpu] ||
+			    cm[cpu].drops)
 				ferry_strbuf_printf(
 					b,
 					"ferry_cpumap_enqueue_drops_total{"

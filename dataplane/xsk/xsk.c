@@ -200,8 +200,9 @@ err_sock:
  * Multi-buffer first: frames longer than one UMEM frame arrive as chains
  * of descriptors (XDP_PKT_CONTD) instead of being dropped by the kernel.
  * Copy mode supports it on every driver; in zero-copy only drivers with
- * multi-buffer ZC do (drivers-cfg/profiles.c), the others refuse the bind
- * (EOPNOTSUPP), and the socket is bound without: single frames only.
+ * multi-buffer ZC do, the others refuse the bind (EOPNOTSUPP), and the
+ * socket is bound without: single frames only (zc_no_sg: the driver
+ * said so through the netdev family, drivers-cfg/drvcaps.c).
  * Sockets sharing the UMEM inherit the choice (the kernel refuses the
  * flag on them).
  */
@@ -249,7 +250,12 @@ static int bind_socket(struct ferry_xsk *x, const struct ferry_xsk_params *p)
 	}
 	if (p->mode == FERRY_XSK_COPY)
 		return try_bind_sg(x, p, XDP_COPY | wake);
-	err = try_bind_sg(x, p, XDP_ZEROCOPY | wake);
+	if (p->zc_no_sg) {
+		x->umem->multibuf = false;
+		err = try_bind(x, p, true, XDP_ZEROCOPY | wake);
+	} else {
+		err = try_bind_sg(x, p, XDP_ZEROCOPY | wake);
+	}
 	if (err && p->mode == FERRY_XSK_AUTO)
 		err = try_bind_sg(x, p, XDP_COPY | wake);
 	/* The kernel says EINVAL or EOPNOTSUPP for "no zero-copy here". */

@@ -31,6 +31,7 @@ struct ferry_xsk_params {
 	uint32_t ring_size; /* fill, completion, RX and TX; power of two */
 	uint32_t tx_budget; /* descriptors per TX kick; 0: kernel default */
 	bool busy_poll;	    /* drive the queue's NAPI from the worker */
+	bool zc_no_sg;	    /* the driver says zero-copy takes no XDP_USE_SG */
 	/*
 	 * Software RSS: bind next to this socket, on the same (interface,
 	 * queue), sharing its buffer pool: the new socket gets RX and TX

@@ -5,7 +5,9 @@
  * root prefix), and fake probes stand in for the AF_XDP and BPF map
  * probes. Covers hugepages and bpffs absent and present, a NIC on another
  * node than the workers, stray IRQ affinity, queue counts, BPF sysctls,
- * and the errors for a missing interface or an offline CPU.
+ * the driver's own XDP report (netdev family) against its profile, the
+ * kernel features ferry can do without, and the errors for a missing
+ * interface or an offline CPU.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "hostcheck.h"
+#include "data/netdev_replies.h"
 
 struct fake {
 	char root[64];
@@ -411,6 +414,68 @@ static void test_zc_driver_busy_poll_off(void **state)
 	json_decref(rows);
 }
 
+/* eth9's driver answering like a multi-buffer-less zero-copy driver. */
+static int feat_zc_single(const char *ifname, struct ferry_netdev_feat *out)
+{
+	assert_string_equal(ifname, "eth9");
+	return ferry_netdev_dev_parse(mk_virtio_zc, sizeof(mk_virtio_zc),
+				      REC_FAMILY, REC_IFINDEX_ZC, out);
+}
+
+static int feat_no_family(const char *ifname, struct ferry_netdev_feat *out)
+{
+	(void)ifname;
+	(void)out;
+	return -ENOENT;
+}
+
+static int feat_eperm(const char *ifname, struct ferry_netdev_feat *out)
+{
+	(void)ifname;
+	(void)out;
+	return -EPERM;
+}
+
+static void test_xdp_features(void **state)
+{
+	struct ferry_host_probes p = {
+		.af_xdp = yes,
+		.map_type = map_yes,
+		.netdev_family = yes,
+		.xsk_tx_budget = yes,
+		.netdev_feat = feat_zc_single,
+	};
+	struct fake *f = *state;
+	json_t *rows;
+
+	rows = run(f, "eth9", 0x3, &p);
+	expect(rows, "kernel: netdev family", "ok", "drivers report");
+	expect(rows, "kernel: AF_XDP TX budget", "ok", "XDP_MAX_TX_SKB_BUDGET");
+	expect(rows, "xdp features", "ok", "xdp-zc-max-segs 1");
+	expect(rows, "xdp features", "ok", "zero-copy: yes (kernel)");
+	/* the profile hopes for multi-buffer zero-copy; the driver says no */
+	expect(rows, "xdp features", "ok",
+	       "zero-copy no (kernel; profile ice says yes)");
+	expect(rows, "busy-poll", "ok", "defer=2");
+	json_decref(rows);
+
+	/* a kernel before 6.3 and before 6.17 */
+	p.netdev_family = no;
+	p.xsk_tx_budget = no;
+	p.netdev_feat = feat_no_family;
+	rows = run(f, "eth9", 0x3, &p);
+	expect(rows, "kernel: netdev family", "warn", "Linux < 6.3");
+	expect(rows, "kernel: AF_XDP TX budget", "warn", "at most 32");
+	expect(rows, "xdp features", "ok", "no netdev family");
+	expect(rows, "xdp features", "ok", "zero-copy: yes (profile ice)");
+	json_decref(rows);
+
+	p.netdev_feat = feat_eperm;
+	rows = run(f, "eth9", 0x3, &p);
+	expect(rows, "xdp features", "warn", "could not ask");
+	json_decref(rows);
+}
+
 static void test_bpf_sysctls(void **state)
 {
 	struct fake *f = *state;
@@ -485,6 +550,7 @@ int main(void)
 		T(test_virtual_device),
 		T(test_veth_peer_checksums),
 		T(test_zc_driver_busy_poll_off),
+		T(test_xdp_features),
 		T(test_bpf_sysctls),
 		T(test_probes_and_memlock),
 		T(test_bad_input),
