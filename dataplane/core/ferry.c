@@ -374,8 +374,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	}
 	p->default_action = pp->default_pass ? FERRY_ACT_PASS : FERRY_ACT_XSK;
 	if (pp->spread_cpus) {
-		p->spread_n = (uint8_t)__builtin_popcountll(pp->spread_cpus);
-		p->n_queues = p->spread_n;
+		p->n_queues = (uint32_t)__builtin_popcountll(pp->spread_cpus);
 	}
 	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
 	if (!p->pq) {
@@ -389,9 +388,10 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	p->slot = (uint16_t)ferry_ports_slot_free(&f->ports);
 	ferry_kpath_port_init(&f->kpath, p);
 	*ferry_gen_of(f, p) = (struct ferry_gen_port){0};
-	p->cls = pp->dpdk      ? &ferry_port_dpdk
-		 : p->spread_n ? &ferry_port_spread
-			       : &ferry_port_native;
+	f->spread.port[p->slot] = (struct ferry_spread_port){0};
+	p->cls = pp->dpdk	   ? &ferry_port_dpdk
+		 : pp->spread_cpus ? &ferry_port_spread
+				   : &ferry_port_native;
 	if (p->cls == &ferry_port_spread) {
 		/* Its own message: the fallback reads it even when the
 		 * caller's msg is NULL (nowhere). */
@@ -405,10 +405,10 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 			 * mode on the same queue, and say so. */
 			log_warn("port %s: %s; falling back to per-queue mode",
 				 p->name, why.msg);
-			snprintf(p->spread_note, sizeof(p->spread_note),
+			snprintf(f->spread.port[p->slot].note,
+				 sizeof(f->spread.port[p->slot].note),
 				 "fell back to per-queue mode: %.150s",
 				 why.msg);
-			p->spread_n = 0;
 			p->n_queues = 1;
 			memset(p->pq, 0, sizeof(*p->pq));
 			p->cls = &ferry_port_native;
@@ -436,12 +436,12 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 		    mtu)
 			ferry_port_set_mtu(p, mtu);
 	}
-	if (p->spread_n)
+	if (ferry_port_spread_n(p))
 		log_info("port %s: queue %u spread over %u workers "
 			 "(%s), %s",
-			 p->name, p->q_first, p->spread_n,
+			 p->name, p->q_first, ferry_port_spread_n(p),
 			 ferry_spread_via_name(p->req.spread_via),
-			 p->spread_note);
+			 f->spread.port[p->slot].note);
 	if (p->numa_warning[0])
 		log_warn("port %s: %s", p->name, p->numa_warning);
 	if (p->req.mode == FERRY_XSK_AUTO && p->mode_bind == FERRY_XSK_COPY)
@@ -453,7 +453,8 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	log_info("port %s: %s (driver %s, profile %s) queues %u-%u, %s "
 		 "mode%s, %s XDP, UMEM on %s%s",
 		 p->name, p->ifname, p->driver, p->profile->driver, p->q_first,
-		 p->spread_n ? p->q_first : p->q_first + p->n_queues - 1,
+		 ferry_port_spread_n(p) ? p->q_first
+					: p->q_first + p->n_queues - 1,
 		 p->zerocopy ? "zero-copy" : "copy", auto_note,
 		 p->xdp_generic ? "generic" : "native",
 		 p->hugepages ? "2 MB hugepages" : "ordinary pages",

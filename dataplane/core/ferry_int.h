@@ -5,6 +5,7 @@
 
 #include "ferry.h"
 #include "kpath.h"
+#include "spread.h"
 #include "steer.h"
 #include "port.h"
 #include "port_dpdk.h"
@@ -47,6 +48,7 @@ struct ferry {
 	struct ferry_ports ports;     /* port/port.h */
 	struct ferry_kpath kpath;     /* per port, by slot (kpath.h) */
 	struct ferry_gens gens;	      /* per port, by slot (gen.h) */
+	struct ferry_spread spread;   /* per port, by slot (spread.h) */
 	uint64_t last_tick_ns;
 	uint64_t verdict_scratch[FERRY_R__COUNT];
 	struct ferry_handover ho;    /* hot restart, either side (takeover.c) */
@@ -87,6 +89,7 @@ static inline struct ferry_port_env ferry_port_env(struct ferry *f)
 	return (struct ferry_port_env){
 		.workers = &f->workers,
 		.dpdk = &f->dpdk,
+		.spread = &f->spread,
 		.adopt_pid = f->ho.adopt_pid,
 		.handover = f->ho.adopt_pid || f->ho.released,
 	};

@@ -40,7 +40,7 @@ static json_t *port_json(struct ferry *f, const struct ferry_port *p)
 	else
 		snprintf(app, sizeof(app), "%s", ferry_app_name(p->app));
 	ferry_port_view(
-		p, app,
+		p, &f->spread, app,
 		f->rules.table[p->slot] ? f->rules.table[p->slot]->n : 0, o);
 	ferry_kpath_port_view(&f->kpath, p, o);
 	ferry_dpdk_port_describe(f->dpdk, p, o);
@@ -357,7 +357,7 @@ static const char *q_labels(char *buf, size_t len, const struct ferry_port *p,
 {
 	const struct ferry_pq *pq = &p->pq[q];
 
-	if (p->spread_n && pq->w)
+	if (ferry_port_spread_n(p) && pq->w)
 		snprintf(buf, len, "port=\"%s\",queue=\"%u\",worker=\"%d\"",
 			 p->name, pq->queue, pq->w->id);
 	else

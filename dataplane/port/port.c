@@ -508,7 +508,7 @@ int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg)
 		.default_action = p->default_action,
 		.pass_arp_ndp = !ferry_port_is_wire(p),
 		.owner_pid = (uint32_t)getpid(),
-		.spread_n = p->spread_n,
+		.spread_n = (uint8_t)ferry_port_spread_n(p),
 		.spread_via = p->req.spread_via,
 		.spread_queue = (uint16_t)p->q_first,
 	};
@@ -518,7 +518,8 @@ int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg)
 	int err;
 
 	for (cpu = 0; cpu < FERRY_MAX_CPUS && i < FERRY_SPREAD_MAX; cpu++)
-		if (p->spread_n && (p->req.spread_cpus & (1ull << cpu)))
+		if (ferry_port_spread_n(p) &&
+		    (p->req.spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
 	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg);
 	if (err)
@@ -580,8 +581,8 @@ void ferry_port_xsks_unmap(struct ferry_port *p)
 	/* A spread port's sockets sit at their worker's slot, not a queue. */
 	for (i = 0; i < p->n_queues; i++)
 		if (p->pq[i].xsk)
-			ferry_port_xsk_remove(p,
-					      p->spread_n ? i : p->pq[i].queue);
+			ferry_port_xsk_remove(
+				p, ferry_port_spread_n(p) ? i : p->pq[i].queue);
 }
 
 int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg)

@@ -48,6 +48,7 @@ enum ferry_port_state {
 struct ferry_xdp_bpf; /* skeleton */
 struct bpf_link;
 struct ferry_dpdk;
+struct ferry_spread;
 struct ferry_port_class;
 
 /* The ports of one ferryd, in the order they were added: the registry
@@ -102,10 +103,6 @@ struct ferry_port {
 	struct bpf_link *cpumap_tp; /* NULL: enqueue drops not measured */
 	struct ferry_pq *pq;	    /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
-	/* software RSS (spread.c) */
-	uint8_t spread_n; /* sockets spread over; 0: not (or fell back) */
-	struct ferry_spread_rets *spread_rets;
-	char spread_note[192];	/* the probe's result, or why it fell back */
 	char numa_warning[256]; /* empty: workers on the NIC's node */
 	/* health, kept by the control thread's watch (health.c) */
 	enum ferry_port_state state;
@@ -220,9 +217,10 @@ int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
 struct ferry_port_env {
 	const struct ferry_workers *workers;
 	struct ferry_dpdk *
-		*dpdk;	    /* the DPDK backend's EAL: made on first use */
-	uint32_t adopt_pid; /* hot restart: load only, bind later */
-	bool handover;	    /* a hot restart is under way, either side */
+		*dpdk; /* the DPDK backend's EAL: made on first use */
+	struct ferry_spread *spread; /* the spread backend's state, by slot */
+	uint32_t adopt_pid;	     /* hot restart: load only, bind later */
+	bool handover; /* a hot restart is under way, either side */
 };
 
 struct ferry_port_class {
@@ -247,6 +245,12 @@ struct ferry_port_class {
 extern const struct ferry_port_class ferry_port_native; /* sockets.c */
 extern const struct ferry_port_class ferry_port_spread; /* spread.c */
 extern const struct ferry_port_class ferry_port_dpdk;	/* dpdk/ */
+
+/* Sockets p's one queue is spread over (software RSS); 0: not spread. */
+static inline uint32_t ferry_port_spread_n(const struct ferry_port *p)
+{
+	return p->cls == &ferry_port_spread ? p->n_queues : 0;
+}
 
 /*
  * Binds p's sockets on their workers (insert: and puts them into the

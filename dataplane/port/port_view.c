@@ -27,7 +27,8 @@ static const char *const mode_req_names[] = {
 	[FERRY_XSK_COPY] = "copy",
 };
 
-void ferry_port_view(const struct ferry_port *p, const char *app,
+void ferry_port_view(const struct ferry_port *p,
+		     const struct ferry_spread *spread, const char *app,
 		     uint32_t steer_rules, json_t *o)
 {
 	json_t *workers = json_array();
@@ -74,7 +75,7 @@ void ferry_port_view(const struct ferry_port *p, const char *app,
 			    json_string(p->hugepages ? "hugepages" : "pages"));
 	json_object_set_new(o, "numa_node", json_integer(p->numa_node));
 	if (p->req.spread_cpus)
-		json_object_set_new(o, "spread", ferry_spread_show(p));
+		json_object_set_new(o, "spread", ferry_spread_show(spread, p));
 	json_object_set_new(o, "tx_budget",
 			    json_string(p->zerocopy ? "driver"
 					: p->tx_budget_set

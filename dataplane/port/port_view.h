@@ -15,8 +15,10 @@
 #include "port.h"
 
 /* Into o: name, state, ..., backend. app: the app as shown ("xconnect
- * PEER", "route", ...); steer_rules: the port's rules in the table. */
-void ferry_port_view(const struct ferry_port *p, const char *app,
+ * PEER", "route", ...); steer_rules: the port's rules in the table;
+ * spread: the spread backend's state (spread.h). */
+void ferry_port_view(const struct ferry_port *p,
+		     const struct ferry_spread *spread, const char *app,
 		     uint32_t steer_rules, json_t *o);
 /* Into o: xdp_restore and the port's events. */
 void ferry_port_view_tail(const struct ferry_port *p, json_t *o);

@@ -93,7 +93,8 @@ static void rets_destroy(struct ferry_spread_rets *rs)
 
 /* Sockets out of the XSKMAP and the workers: foreign ones first, so the
  * owner takes back everything they held before its pool goes. */
-static void sockets_close(struct ferry_port *p, struct ferry_worker **ws)
+static void sockets_close(struct ferry_spread_port *sp, struct ferry_port *p,
+			  struct ferry_worker **ws)
 {
 	uint32_t i;
 
@@ -107,8 +108,8 @@ static void sockets_close(struct ferry_port *p, struct ferry_worker **ws)
 		ferry_worker_pq_del(pq->w, pq);
 	}
 	resume_all(ws, p->n_queues);
-	rets_destroy(p->spread_rets);
-	p->spread_rets = NULL;
+	rets_destroy(sp->rets);
+	sp->rets = NULL;
 }
 
 static void spread_close(const struct ferry_port_env *env, struct ferry_port *p)
@@ -117,7 +118,7 @@ static void spread_close(const struct ferry_port_env *env, struct ferry_port *p)
 
 	spread_workers(env->workers, p, ws);
 	ferry_port_xdp_detach(p);
-	sockets_close(p, ws);
+	sockets_close(&env->spread->port[p->slot], p, ws);
 	ferry_port_xdp_unload(p);
 }
 
@@ -165,7 +166,7 @@ static int probe_frame(const struct ferry_port *p, uint32_t i, uint8_t *f)
 		if (ferry_parse(f, f + PROBE_FRAME_BYTES, &pkt) !=
 		    FERRY_PARSE_OK)
 			return -EINVAL;
-		if (ferry_flow_hash(&pkt) % p->spread_n == i)
+		if (ferry_flow_hash(&pkt) % p->n_queues == i)
 			return 0;
 	}
 	return -ENOENT;
@@ -203,7 +204,8 @@ static void probe_consume(struct ferry_port *p)
  * redirects really happen) and counts what reached each socket. 0 when every
  * socket got exactly its frames; -EAGAIN with msg otherwise.
  */
-static int probe(struct ferry_port *p, struct ferry_err *msg)
+static int probe(struct ferry_spread_port *sp, struct ferry_port *p,
+		 struct ferry_err *msg)
 {
 	/* The kernel wants data_end to be the frame's length (no metadata). */
 	struct xdp_md md = {.data_end = PROBE_FRAME_BYTES,
@@ -215,11 +217,11 @@ static int probe(struct ferry_port *p, struct ferry_err *msg)
 		    .ctx_size_in = sizeof(md), .repeat = PROBE_REPEAT,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
 	int prog = bpf_program__fd(p->skel->progs.ferry_xdp);
-	uint32_t i, want = p->spread_n * PROBE_REPEAT, got = 0, bad = 0;
+	uint32_t i, want = p->n_queues * PROBE_REPEAT, got = 0, bad = 0;
 	uint64_t deadline;
 	int err;
 
-	for (i = 0; i < p->spread_n; i++) {
+	for (i = 0; i < p->n_queues; i++) {
 		err = probe_frame(p, i, frame);
 		if (!err && bpf_prog_test_run_opts(prog, &opts))
 			err = -errno;
@@ -244,7 +246,7 @@ static int probe(struct ferry_port *p, struct ferry_err *msg)
 		if (rx_waiting(p->pq[i].xsk) != PROBE_REPEAT)
 			bad++;
 	probe_consume(p);
-	snprintf(p->spread_note, sizeof(p->spread_note),
+	snprintf(sp->note, sizeof(sp->note),
 		 "probe: %u of %u frames reached their socket", got, want);
 	if (got == want && !bad)
 		return 0;
@@ -261,6 +263,7 @@ static int probe(struct ferry_port *p, struct ferry_err *msg)
 static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 		       struct ferry_err *msg)
 {
+	struct ferry_spread_port *sp = &env->spread->port[p->slot];
 	struct ferry_worker *ws[FERRY_SPREAD_MAX];
 	struct ferry_xsk_params xp = {
 		.ifindex = p->ifindex,
@@ -270,15 +273,15 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 		.ring_size = XSK_RING_SIZE,
 		.tx_budget = XSK_TX_BUDGET,
 	};
-	uint32_t i, n = p->spread_n;
+	uint32_t i, n = p->n_queues;
 	int err;
 
 	spread_workers(env->workers, p, ws);
 	err = ferry_port_xdp_load(p, msg);
 	if (err)
 		return err;
-	p->spread_rets = rets_create(n - 1);
-	if (!p->spread_rets) {
+	sp->rets = rets_create(n - 1);
+	if (!sp->rets) {
 		err = -ENOMEM;
 		goto err_unload;
 	}
@@ -295,11 +298,11 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 	err = ferry_worker_pq_add(ws[0], &p->pq[0], &xp, p->numa_node,
 				  env->workers->try_hugepages);
 	if (!err)
-		p->pq[0].rets = p->spread_rets;
+		p->pq[0].rets = sp->rets;
 	for (i = 1; !err && i < n; i++)
 		err = ferry_worker_pq_add_shared(ws[i], &p->pq[i], &xp,
 						 &p->pq[0],
-						 &p->spread_rets->ret[i - 1]);
+						 &sp->rets->ret[i - 1]);
 	if (err) {
 		resume_all(ws, n);
 		ferry_xsk_error(p, p->q_first, err, msg);
@@ -317,9 +320,9 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 	if (p->req.spread_via == FERRY_SPREAD_CPUMAP) {
 		err = cpumap_fill(p, msg);
 		if (!err)
-			err = probe(p, msg);
+			err = probe(sp, p, msg);
 	} else {
-		snprintf(p->spread_note, sizeof(p->spread_note),
+		snprintf(sp->note, sizeof(sp->note),
 			 "direct: frames of queue %u only", p->q_first);
 	}
 	resume_all(ws, n);
@@ -335,27 +338,29 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 	return 0;
 
 err_sockets:
-	sockets_close(p, ws);
+	sockets_close(sp, p, ws);
 err_unload:
 	ferry_port_xdp_unload(p);
 	return err;
 }
 
-json_t *ferry_spread_show(const struct ferry_port *p)
+json_t *ferry_spread_show(const struct ferry_spread *spr,
+			  const struct ferry_port *p)
 {
 	json_t *o = json_object(), *ws = json_array();
 	uint32_t i;
 
-	for (i = 0; i < p->spread_n && i < p->n_queues; i++)
+	for (i = 0; i < p->n_queues && i < p->n_queues; i++)
 		if (p->pq[i].w)
 			json_array_append_new(ws, json_integer(p->pq[i].w->id));
-	json_object_set_new(o, "active", json_boolean(p->spread_n > 0));
+	json_object_set_new(o, "active",
+			    json_boolean(ferry_port_spread_n(p) > 0));
 	json_object_set_new(
 		o, "via",
 		json_string(ferry_spread_via_name(p->req.spread_via)));
 	json_object_set_new(o, "workers", ws);
 	json_object_set_new(o, "queue", json_integer(p->q_first));
-	json_object_set_new(o, "note", json_string(p->spread_note));
+	json_object_set_new(o, "note", json_string(spr->port[p->slot].note));
 	return o;
 }
 

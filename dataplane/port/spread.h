@@ -30,6 +30,7 @@
 #include <stddef.h>
 
 #include "ferry_err.h"
+#include "worker.h" /* FERRY_MAX_PORTS */
 
 struct ferry_port;
 struct ferry_workers;
@@ -41,7 +42,19 @@ struct ferry_workers;
  * caller may fall back to ferry_port_native); other -errno with msg.
  */
 /* The port's "spread" object for `port show`. */
-json_t *ferry_spread_show(const struct ferry_port *p);
+/* The spread backend's state of each port, kept here by port slot (port.h),
+ * not in struct ferry_port; core/ holds one and hands it to the backend. */
+struct ferry_spread_port {
+	struct ferry_spread_rets *rets; /* the owner's hand-back rings */
+	char note[192]; /* the probe's result, or why it fell back */
+};
+
+struct ferry_spread {
+	struct ferry_spread_port port[FERRY_MAX_PORTS]; /* by port slot */
+};
+
+json_t *ferry_spread_show(const struct ferry_spread *spr,
+			  const struct ferry_port *p);
 const char *ferry_spread_via_name(unsigned int via);
 
 #endif /* FERRY_SPREAD_H */

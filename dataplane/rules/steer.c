@@ -207,7 +207,8 @@ static int cpumap_sync(struct ferry_port *p, struct ferry_steer_table *t,
 				want[cpu] = t->rules[i].qsize;
 	/* Software RSS through CPUMAP needs its CPUs' entries too. */
 	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
-		if (p->spread_n && p->req.spread_via == FERRY_SPREAD_CPUMAP &&
+		if (ferry_port_spread_n(p) &&
+		    p->req.spread_via == FERRY_SPREAD_CPUMAP &&
 		    (p->req.spread_cpus & (1ull << cpu)) &&
 		    want[cpu] < FERRY_CPUMAP_QSIZE_DEFAULT)
 			want[cpu] = FERRY_CPUMAP_QSIZE_DEFAULT;
