@@ -66,11 +66,6 @@ void ferry_strbuf_fail(struct ferry_strbuf *b, int rc)
 		b->err = rc;
 }
 
-int ferry_strbuf_err(const struct ferry_strbuf *b)
-{
-	return b->err;
-}
-
 char *ferry_strbuf_take(struct ferry_strbuf *b)
 {
 	char *s;

@@ -23,9 +23,6 @@ ferry_strbuf_printf(struct ferry_strbuf *b, const char *fmt, ...);
 /* Records a writer's own failure (rc < 0) as the buffer's, if it has none. */
 void ferry_strbuf_fail(struct ferry_strbuf *b, int rc);
 
-/* 0 or the first failure. */
-int ferry_strbuf_err(const struct ferry_strbuf *b);
-
 /* The text, NUL-terminated, now the caller's to free(); b is freed either
  * way. NULL with errno set if an append had failed. */
 char *ferry_strbuf_take(struct ferry_strbuf *b);

@@ -159,7 +159,8 @@ void pack_begin(struct pack *p, struct view *v, int indent)
 }
 
 /* "title:" then the items on the same line, continued four columns in. */
-void pack_title(struct pack *p, struct view *v, int indent, const char *title)
+static void pack_title(struct pack *p, struct view *v, int indent,
+		       const char *title)
 {
 	*p = (struct pack){.v = v, .indent = indent + 4, .titled = true};
 	fprintf(v->f, "%*s%s:", indent, "", title);
@@ -279,7 +280,7 @@ static int pack_object(struct view *v, int indent, const char *title,
 }
 
 static int gen_object(struct view *v, const json_t *obj, int indent);
-int gen_rows(struct view *v, const json_t *rows, int indent);
+static int gen_rows(struct view *v, const json_t *rows, int indent);
 
 /* One named member of an object, whatever its kind. */
 int gen_member(struct view *v, const char *key, const json_t *val, int indent)

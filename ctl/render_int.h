@@ -56,7 +56,6 @@ char *value_text(const json_t *v);
 
 /* ---- packed "key value" lines ---- */
 void pack_begin(struct pack *p, struct view *v, int indent);
-void pack_title(struct pack *p, struct view *v, int indent, const char *title);
 void pack_end(struct pack *p);
 void pack_add(struct pack *p, const char *label, const char *text);
 int pack_value(struct pack *p, const char *label, const json_t *v);
@@ -68,7 +67,6 @@ int pack_counters(struct view *v, int indent, const char *title,
 int gen_member(struct view *v, const char *key, const json_t *val, int indent);
 int gen_block(struct view *v, const json_t *row, int indent,
 	      const char *const *skip, bool titled);
-int gen_rows(struct view *v, const json_t *rows, int indent);
 int view_generic(struct view *v, const json_t *data);
 void put_wrapped(struct view *v, size_t at, size_t cont, const char *s);
 

@@ -498,8 +498,11 @@ err_pools:
 	return err;
 }
 
-void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
-			   const struct ferry_workers *ws, struct ferry_port *p)
+/* Undoes ferry_dpdk_port_open: queues off the workers, the vdev closed
+ * (the PMD detaches the program), the maps let go. */
+static void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
+				  const struct ferry_workers *ws,
+				  struct ferry_port *p)
 {
 	struct ferry_dpdk_port *dp = *dpp ? (*dpp)->port[p->slot] : NULL;
 	uint32_t i;

@@ -20,8 +20,9 @@ int ferry_dpdk_port_open(struct ferry_dpdk **dpp,
 			  "(meson -Ddpdk=enabled)");
 }
 
-void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
-			   const struct ferry_workers *ws, struct ferry_port *p)
+static void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
+				  const struct ferry_workers *ws,
+				  struct ferry_port *p)
 {
 }
 

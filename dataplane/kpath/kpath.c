@@ -26,6 +26,11 @@
 #include "kpath.h"
 #include "log.h"
 
+static int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p);
+
+static struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
+						 const struct ferry_port *e);
+
 static struct ferry_kpath_acct *acct(struct ferry_kpath *kt,
 				     struct ferry_port *p)
 {
@@ -219,8 +224,9 @@ void ferry_kpath_apply(struct ferry_kpath *kt, struct ferry_port *p)
 			 ferry_path_name(want), why);
 }
 
-int ferry_kpath_read(struct ferry_kpath *kt, const struct ferry_port *p,
-		     struct ferry_kpath_ctrs *c)
+/* The port's own counters, raw (since its classifier loaded). */
+static int ferry_kpath_read(struct ferry_kpath *kt, const struct ferry_port *p,
+			    struct ferry_kpath_ctrs *c)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;
 	uint32_t key = FERRY_R_DEV_REDIRECT;
@@ -379,7 +385,10 @@ void ferry_kpath_ledger(struct ferry_kpath *kt, const struct ferry_port *p,
 	l->xmit_drops += c.xmit_drops;
 }
 
-int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p)
+/* Attaches the two tracepoint programs and points them at p (after the
+ * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
+ * turns on and detaches them once it is off. */
+static int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p)
 {
 	struct stat st;
 
@@ -850,8 +859,9 @@ static void fib_reset(struct ferry_kpath *kt, struct ferry_port *p)
 
 /* ---- a tx capture on the kernel path (capture_ctl.c) ---- */
 
-struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
-					  const struct ferry_port *e)
+/* The DEVMAP value for egress e: its ifindex and that program, if any. */
+static struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
+						 const struct ferry_port *e)
 {
 	struct bpf_devmap_val v = {.ifindex = (uint32_t)e->ifindex};
 

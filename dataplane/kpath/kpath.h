@@ -127,9 +127,6 @@ int ferry_kpath_refusal(struct ferry_kpath *kt, const struct ferry_port *p,
 /* Before p's egress changes or p goes: what p sent so far is credited to
  * its old egress for good. */
 void ferry_kpath_fold(struct ferry_kpath *kt, struct ferry_port *p);
-/* The port's own counters, raw (since its classifier loaded). */
-int ferry_kpath_read(struct ferry_kpath *kt, const struct ferry_port *p,
-		     struct ferry_kpath_ctrs *c);
 /* For stats: rx (p as ingress) and tx (p as egress), since the reset. */
 void ferry_kpath_stats(struct ferry_kpath *kt, struct ferry_port *p,
 		       struct ferry_kpath_ctrs *rx, uint64_t *tx_packets,
@@ -164,10 +161,6 @@ int ferry_kpath_route_refusal(struct ferry_kpath *kt,
 			      size_t len);
 /* 1 when both lo forwarding knobs are on (IPv6 absent counts as on). */
 int ferry_kpath_lo_forwarding(void);
-/* p's route kernel-path counters (why frames went to a worker) into k,
- * since `stats reset`. */
-void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
-			  json_t *k);
 /* kpath_view.c: p's paths.kernel object of `stats`, with the counters it
  * shows (rx as ingress, tx as egress) for the caller's totals. */
 json_t *ferry_kpath_stats_json(struct ferry_kpath *kt, struct ferry_port *p,
@@ -193,13 +186,8 @@ int ferry_kpath_fib_read(struct ferry_kpath *kt, const struct ferry_port *p,
  */
 int ferry_kpath_tx_prog(struct ferry_kpath *kt, struct ferry_port *e,
 			int prog_fd);
-/* The DEVMAP value for egress e: its ifindex and that program, if any. */
-struct bpf_devmap_val ferry_kpath_dev_val(struct ferry_kpath *kt,
-					  const struct ferry_port *e);
-/* Attaches the two tracepoint programs and points them at p (after the
- * skeleton loaded); 0 or -errno. kpath.c does it when p's kernel path
- * turns on and detaches them once it is off. */
-int ferry_kpath_tp_attach(struct ferry_kpath *kt, struct ferry_port *p);
+/* Takes p's kernel-path tracepoint programs off (kpath.c attaches them
+ * while p forwards on the kernel path). */
 void ferry_kpath_tp_detach(struct ferry_kpath *kt, struct ferry_port *p);
 
 #endif /* FERRY_KPATH_H */

@@ -10,6 +10,9 @@
 #include "kpath.h"
 #include "prom.h"
 
+static void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
+				 json_t *k);
+
 json_t *ferry_kpath_stats_json(struct ferry_kpath *kt, struct ferry_port *p,
 			       struct ferry_kpath_ctrs *kc, uint64_t *tx_pk,
 			       uint64_t *tx_by)
@@ -35,8 +38,10 @@ json_t *ferry_kpath_stats_json(struct ferry_kpath *kt, struct ferry_port *p,
 	return k;
 }
 
-void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
-			  json_t *k)
+/* p's route kernel-path counters (why frames went to a worker) into k,
+ * since `stats reset`. */
+static void ferry_kpath_fib_json(struct ferry_kpath *kt, struct ferry_port *p,
+				 json_t *k)
 {
 	struct ferry_fib_ctr sum;
 	json_t *o;
