@@ -83,6 +83,11 @@ static inline struct ferry_gen_port *ferry_gen_of(struct ferry *f,
 	return &f->gens.port[p->slot];
 }
 
+/* Frames lost at p since `stats reset`, as its `stats` totals count them:
+ * its sockets' rx_dropped and rx_ring_full, its drops by reason, and its
+ * kernel path's refused redirects and transmits (report.c). */
+uint64_t ferry_port_drops(struct ferry *f, struct ferry_port *p);
+
 /* What a port's backend (port.h) works with, from the daemon's state. */
 static inline struct ferry_port_env ferry_port_env(struct ferry *f)
 {

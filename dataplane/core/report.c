@@ -77,6 +77,21 @@ static void q_view_get(const struct ferry_pq *pq, struct ferry_q_view *v)
 	ferry_q_view_get(pq, ok ? &now : NULL, v);
 }
 
+uint64_t ferry_port_drops(struct ferry *f, struct ferry_port *p)
+{
+	struct ferry_kpath_ctrs kc = {0};
+	struct ferry_q_view v;
+	uint64_t pk, by, n = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		q_view_get(&p->pq[i], &v);
+		n += v.x.rx_dropped + v.x.rx_ring_full + v.drops;
+	}
+	ferry_kpath_stats(&f->kpath, p, &kc, &pk, &by);
+	return n + kc.err_down + kc.err_too_big + kc.err_other + kc.xmit_drops;
+}
+
 /*
  * Frames by path: xsk (the workers' counters, in sum) and kernel (the
  * classifier's DEVMAP redirects, p as ingress for rx and as egress for

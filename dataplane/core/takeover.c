@@ -55,20 +55,11 @@ int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
  */
 static uint64_t socket_drops(struct ferry *f)
 {
-	static const char *const keys[] = {"rx_dropped", "rx_ring_full",
-					   "drops"};
-	struct ferry_err msg;
-	json_t *st = ferry_stats(f, NULL, -1, &msg), *p;
 	uint64_t n = 0;
-	size_t i, k;
+	int i;
 
-	json_array_foreach(json_object_get(st, "ports"), i, p)
-	{
-		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			n += (uint64_t)json_integer_value(json_object_get(
-				json_object_get(p, "totals"), keys[k]));
-	}
-	json_decref(st);
+	for (i = 0; i < f->ports.n; i++)
+		n += ferry_port_drops(f, f->ports.v[i]);
 	return n;
 }
 
