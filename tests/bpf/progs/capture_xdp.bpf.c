@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * capture_xdp_test - the classifier's capture call as bpf/ferry_capture_abi.h
- * sketches it, alone in a program, so the unit test can run it with
- * BPF_PROG_TEST_RUN and read what the kernel really emits through
- * dataplane/capture_xdp.c. The reason and action come from
- * rodata; the real classifier passes its own verdict.
+ * capture_xdp - the classifier's capture call as bpf/ferry_capture_abi.h
+ * sketches it, alone in a program, so that tests/bpf/test_capture_xdp.c can
+ * run it with BPF_PROG_TEST_RUN and read what the kernel really emits
+ * through dataplane/capture_xdp.c. The reason and action come from rodata;
+ * the real classifier passes its own verdict.
+ *
+ * The two maps are a copy of bpf/ferry_xdp.bpf.c's, which owns them: no
+ * header shares their declarations yet. test_capture_xdp checks the copy
+ * against the classifier's object, map by map.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
