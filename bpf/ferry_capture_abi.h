@@ -45,7 +45,8 @@
  *
  * With the capture off, cfg->reasons is 0: one map lookup and one branch
  * per frame. The helper copies from linear data and fragments alike.
- * tests/unit/capture_xdp_test.bpf.c is this snippet, run by test_capture_xdp.
+ * bpf/ferry_capture.bpf.h is this snippet; tests/bpf/progs/capture_xdp.bpf.c
+ * runs it alone, for test_capture_xdp.
  */
 #ifndef FERRY_CAPTURE_ABI_H
 #define FERRY_CAPTURE_ABI_H

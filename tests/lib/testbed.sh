@@ -15,6 +15,9 @@
 #                                sets G0 D0 D1 S0 to the real interface names
 #   tb_exec NS CMD...            CMD in the namespace, with its own bpffs mounted
 #   tb_ferryd NS NAME [ARGS...]  ferryd -f -s $TB_RUN/NAME.sock in NS, waits until it answers
+#   tb_bg NS OUT CMD...          CMD in NS in the background, stdout to OUT; its PID
+#                                (tracked for the trap) in $TB_BG_PID
+#   tb_track PID                 a background child for the trap to end first
 #   tb_on_fail CMD...            run CMD (a simple command) if the test fails, before
 #                                the trap ends its processes: live state for the log
 #   tb_defer CMD...              undo what was just made, when the test ends (any exit):
@@ -33,12 +36,18 @@
 #
 # Namespaces and interfaces carry the prefix, so parallel runs never collide;
 # interfaces are created directly inside their namespaces and never appear in
-# the host's. The trap kills only the PIDs recorded here, deletes only the
-# namespaces made here (their veths go with them) and the run dir, on any
-# exit, failure and signals included.
+# the host's. The trap, on any exit, failures and signals included, ends the
+# tracked PIDs, then every other process of the run (procs.sh), however it
+# was started (a backgrounded function or subshell and what it runs,
+# setsid, orphans): whatever carries the run's mark TB_RUN_ID in its
+# environment, is in the run's cgroup $TB_RUN_CG, descends from this shell
+# or runs in one of the run's namespaces; then deletes only the namespaces
+# made here (their veths go with them) and the run dir.
 
 TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TB_REPO=$(cd "$TB_LIB_DIR/../.." && pwd)
+# shellcheck source=procs.sh
+. "$TB_LIB_DIR/procs.sh"
 
 tb__abs() {
 	case $1 in
@@ -67,6 +76,7 @@ TB_CGMNT=
 TB_CGROUPS=()
 TB_CGROUP=
 TB_TCPX_PID=
+TB_BG_PID=
 TB_ON_FAIL=()
 TB_DEFER=()
 
@@ -133,9 +143,15 @@ tb_init() {
 		fi
 	done
 	[[ -n $TB_P ]] || tb_die "no free run prefix"
+	# The run's mark, inherited by every process started from here on
+	# (procs.sh): the prefix is unique among live runs, the PID and the
+	# time make it unique over the host's life.
+	TB_RUN_ID=$TB_P.$$.${EPOCHREALTIME/./}
+	export TB_RUN_ID
+	tb__run_cgroup_join
 	# Lets tests/run-system.sh clean up after a test it had to kill -9.
 	if [[ -n ${TB_RECORD:-} ]]; then
-		printf '%s %s\n' "$TB_P" "$TB_RUN" >>"$TB_RECORD"
+		printf '%s %s %s %s\n' "$TB_P" "$TB_RUN" "$TB_RUN_ID" "${TB_RUN_CG:--}" >>"$TB_RECORD"
 	fi
 	trap tb_cleanup EXIT
 	# set -e stops a test at a failing command that is not an assertion
@@ -198,6 +214,7 @@ tb_cleanup() {
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	tb__end_strays
 	tb__run_deferred
 	# A sanitizer report in any daemon's log fails the test, whatever it
 	# asserted (ferryd built with -Db_sanitize=address,undefined or thread;
@@ -218,9 +235,76 @@ tb_cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	tb__cgroup_cleanup
+	tb__run_cgroup_leave
 	tb__bpffs_cleanup
 	[[ -n $TB_RUN && $TB_RUN == /tmp/ferry-* ]] && rm -rf "$TB_RUN"
 	exit "$rc"
+}
+
+# What the run started that is still there after the tracked PIDs: found
+# by the run's mark, in its cgroups, as this shell's descendants or in its
+# namespaces (procs.sh), so never a process of another run. Each is said in
+# the log: a test should start a background command so that $! is the
+# command itself (tb_bg), and track it.
+tb__strays() {
+	procs_find_begin
+	procs_in_netns "${TB_NSES[@]}"
+	procs_marked TB_RUN_ID "$TB_RUN_ID"
+	procs_below $$
+	procs_in_cgroup ${TB_RUN_CG:+"$TB_RUN_CG"} "${TB_CGROUPS[@]}"
+}
+
+tb__end_strays() {
+	local p
+	[[ -n ${TB_RUN_ID:-} ]] || return 0
+	procs_end tb__strays && return 0
+	for p in "${PROCS_ENDED[@]}"; do
+		tb_log "ended a process of the run that was not tracked: $p"
+	done
+	return 0
+}
+
+# The run's own cgroup, $TB_RUN_CG: this shell joins it in tb_init, so that
+# everything it forks from then on is in it, subshells included (their
+# environment does not show the mark), wherever they are reparented. Made
+# under the host's cgroup2 mount (not a run's own, which goes away with
+# its run); without cgroup2 the run goes without (the mark, the
+# namespaces and the descendants are still searched). A child of the root,
+# like tb_cgroup's, with no limit set.
+TB_RUN_CG=
+TB_RUN_CG_HOME=
+tb__run_cgroup_join() {
+	local mnt dev fs rest line
+	while read -r dev mnt fs rest; do
+		[[ $fs == cgroup2 && $mnt != /tmp/ferry-* ]] && break
+		mnt=
+	done </proc/self/mounts
+	[[ -n $mnt && -w $mnt/cgroup.procs ]] || return 0
+	while read -r line; do
+		[[ $line == 0::* ]] && TB_RUN_CG_HOME=$mnt${line#0::}
+	done </proc/self/cgroup
+	[[ -n $TB_RUN_CG_HOME && -d $TB_RUN_CG_HOME ]] || TB_RUN_CG_HOME=$mnt
+	mkdir "$mnt/ferry-$TB_P" 2>/dev/null || return 0
+	if echo $$ 2>/dev/null >"$mnt/ferry-$TB_P/cgroup.procs"; then
+		TB_RUN_CG=$mnt/ferry-$TB_P
+	else
+		rmdir "$mnt/ferry-$TB_P"
+	fi
+}
+
+# After the run's processes have ended: this shell goes back where it came
+# from, and the cgroup goes.
+tb__run_cgroup_leave() {
+	local i
+	[[ -n $TB_RUN_CG ]] || return 0
+	echo $$ 2>/dev/null >"$TB_RUN_CG_HOME/cgroup.procs" ||
+		echo $$ >"${TB_RUN_CG%/*}/cgroup.procs"
+	for ((i = 0; i < 50; i++)); do
+		rmdir "$TB_RUN_CG" 2>/dev/null && break
+		sleep 0.1
+	done
+	[[ -d $TB_RUN_CG ]] && tb_log "cgroup $TB_RUN_CG still has processes: $(cat "$TB_RUN_CG/cgroup.procs")"
+	TB_RUN_CG=
 }
 
 # A cgroup can be removed once its last process has gone; the processes
@@ -439,6 +523,21 @@ tb_ferryd() {
 	tb_log "ferryd $name did not answer on $sock; its log:"
 	cat "$log" >&2
 	return 1
+}
+
+# tb_bg NS OUT CMD...: CMD (with the run's bpffs, as tb_exec runs it) in NS
+# in the background, stdin from /dev/null, stdout to OUT (stderr stays the
+# test's); its PID, tracked for the trap, in TB_BG_PID. A simple command
+# after `&`, so that ip, sh and CMD all exec in the one child: $! is CMD
+# itself. `tb_exec ... &` would background a subshell running tb_exec, $!
+# would be that subshell, and ending it would leave CMD running.
+tb_bg() {
+	local ns out=$2
+	ns=$(tb_nsname "$1")
+	shift 2
+	ip netns exec "$ns" sh -c "$TB_BPFFS_EXEC" sh "$@" </dev/null >"$out" &
+	TB_BG_PID=$!
+	tb_track "$TB_BG_PID"
 }
 
 # SIGKILLs a daemon started by tb_ferryd and waits until it is gone.

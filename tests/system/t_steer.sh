@@ -48,9 +48,7 @@ tb_do dut port add p0 dev "$S0" default pass >/dev/null
 assert_json '.data[0].default' pass "$(tb_do dut port show p0)"
 
 count_file="$TB_RUN/udp.count"
-tb_exec srv "$PYTHON" "$PEER" serve "$SRV_IP" 9001 9000 "$count_file" \
-	>"$TB_RUN/serve.log" 2>&1 &
-tb_track $!
+tb_bg srv "$TB_RUN/serve.log" "$PYTHON" "$PEER" serve "$SRV_IP" 9001 9000 "$count_file"
 for ((i = 0; i < 50; i++)); do
 	[[ -e $count_file ]] && break
 	sleep 0.1
@@ -192,13 +190,10 @@ retrans() {
 r0=$(retrans)
 u0=$(udp_count)
 pass0=$(tb_xdpstat dut p0 pass_no_rule)
-tb_exec cli "$PYTHON" "$PEER" udp "$CLI_IP" "$SRV_IP" 9000 31000 1 6000 1500 \
-	>"$TB_RUN/udp-del.out" &
-udp_pid=$!
-tb_track $udp_pid
-tb_exec cli "$PYTHON" "$PEER" tcp "$SRV_IP" 9001 8000000 2000000 >"$TB_RUN/tcp-del.out" &
-tcp_pid=$!
-tb_track $tcp_pid
+tb_bg cli "$TB_RUN/udp-del.out" "$PYTHON" "$PEER" udp "$CLI_IP" "$SRV_IP" 9000 31000 1 6000 1500
+udp_pid=$TB_BG_PID
+tb_bg cli "$TB_RUN/tcp-del.out" "$PYTHON" "$PEER" tcp "$SRV_IP" 9001 8000000 2000000
+tcp_pid=$TB_BG_PID
 sleep 0.7
 # The first rule goes first: the TCP rule moves up to index 0 under its
 # own traffic and keeps steering it.

@@ -482,7 +482,7 @@ static void *group_reader(void *arg)
 
 		if (id < k->lo || id > k->hi || fib_nhw_port(w) != 7)
 			k->bad++;
-		k->picks++;
+		__atomic_fetch_add(&k->picks, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -509,6 +509,9 @@ static void test_group_set_concurrent(void **state)
 	assert_true(g > 0);
 	k.g = (uint32_t)g;
 	assert_int_equal(pthread_create(&t, NULL, group_reader, &k), 0);
+	/* The reader runs before the changes start, loaded host or not. */
+	while (!__atomic_load_n(&k.picks, __ATOMIC_RELAXED))
+		sched_yield();
 	for (i = 0; i < 200000; i++) {
 		unsigned n = sizes[i % 4];
 		uint32_t set[8];
@@ -596,7 +599,7 @@ static void *reader(void *arg)
 			k->bad++;
 		if (!(i & 63))
 			fib_quiescent(k->dp, k->slot);
-		k->lookups++;
+		__atomic_fetch_add(&k->lookups, 1, __ATOMIC_RELAXED);
 	}
 	fib_reader_offline(k->dp, k->slot);
 	return NULL;
@@ -622,6 +625,9 @@ static void test_concurrent_updates(void **state)
 	assert_true(k.slot >= 0);
 	assert_int_equal(fib4_add(f, 0x0a000000, 8, k.c8), 0);
 	assert_int_equal(pthread_create(&t, NULL, reader, &k), 0);
+	/* The reader runs before the updates start, loaded host or not. */
+	while (!__atomic_load_n(&k.lookups, __ATOMIC_RELAXED))
+		sched_yield();
 	for (i = 0; i < 20000; i++) {
 		int e1 = fib4_add(f, 0x0a010280, 25, k.a);
 		int e2 = fib4_add(f, 0x0a050580, 25, k.b);

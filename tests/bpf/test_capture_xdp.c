@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_capture_xdp - the XDP capture record through the kernel: a program
- * making the classifier's capture call (capture_xdp_test.bpf.c) runs on a
+ * making the classifier's capture call (progs/capture_xdp.bpf.c) runs on a
  * frame with BPF_PROG_TEST_RUN, the kernel's bpf_perf_event_output() emits the
  * sample into a perf event array, dataplane/capture/capture_xdp.c reads it with
  * libbpf's perf_buffer on its thread, and the capture writes the file,
  * whose blocks are walked here (libpcap's headers clash with the kernel's
  * <linux/bpf.h> over struct bpf_insn; test_capture reads with libpcap). Checks the record layout, the sample's padding
  * and the verdict comment against the real helper, not a synthetic record.
+ * That program's maps are checked against the classifier's own.
  *
- * Needs root (BPF, perf events): skipped when not root, failed under CI.
+ * test_kernel_records needs root (BPF, perf events): skipped when not root,
+ * failed under CI. test_maps_match_classifier only opens the two objects.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "capture.h"
@@ -33,6 +36,7 @@
 #include "capture_xdp.h"
 #include "ferry_abi.h"
 #include "ferry_capture_abi.h"
+#include "ferry_xdp.skel.h"
 
 #define N_FRAMES 5
 #define SNAP	 64
@@ -101,7 +105,7 @@ static void test_kernel_records(void **state)
 	if (!need_root())
 		skip();
 	assert_true(ifindex > 0);
-	obj = bpf_object__open_file(CAP_XDP_TEST_OBJ, NULL);
+	obj = bpf_object__open_file(BPF_TEST_OBJ, NULL);
 	assert_non_null(obj);
 	assert_int_equal(bpf_object__load(obj), 0);
 	prog = bpf_object__find_program_by_name(obj, "capture_xdp_test");
@@ -186,9 +190,81 @@ static void test_kernel_records(void **state)
 	unlink(path);
 }
 
+static void same_u32(const char *map, const char *what, uint32_t want,
+		     uint32_t got)
+{
+	if (want != got)
+		fail_msg("%s: %s is %u in the classifier, %u in "
+			 "progs/capture_xdp.bpf.c",
+			 map, what, want, got);
+}
+
+/* The name of the map's value type in BTF, "" when it has none. */
+static const char *value_type(const struct bpf_object *obj,
+			      const struct bpf_map *map)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	uint32_t id = bpf_map__btf_value_type_id(map);
+	const struct btf_type *t;
+
+	if (!btf || !id)
+		return "";
+	t = btf__type_by_id(btf, id);
+	return t ? btf__name_by_offset(btf, t->name_off) : "";
+}
+
+/*
+ * The test program declares its own copy of the capture maps, which
+ * bpf/ferry_xdp.bpf.c owns: the copy must be the classifier's, or
+ * test_kernel_records checks what the classifier does not do. Both objects
+ * are only opened (no privileges needed): the maps as declared.
+ */
+static void test_maps_match_classifier(void **state)
+{
+	static const char *const names[] = {FERRY_CAP_EVENTS_MAP_NAME,
+					    FERRY_CAP_CFG_MAP_NAME};
+	struct ferry_xdp_bpf *skel;
+	struct bpf_object *obj;
+	unsigned i;
+
+	(void)state;
+	skel = ferry_xdp_bpf__open();
+	assert_non_null(skel);
+	obj = bpf_object__open_file(BPF_TEST_OBJ, NULL);
+	assert_non_null(obj);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct bpf_map *a, *b;
+
+		a = bpf_object__find_map_by_name(skel->obj, names[i]);
+		b = bpf_object__find_map_by_name(obj, names[i]);
+		if (!a || !b)
+			fail_msg("map %s: %s in the classifier, %s in the "
+				 "test program",
+				 names[i], a ? "present" : "absent",
+				 b ? "present" : "absent");
+		same_u32(names[i], "type", bpf_map__type(a), bpf_map__type(b));
+		same_u32(names[i], "key size", bpf_map__key_size(a),
+			 bpf_map__key_size(b));
+		same_u32(names[i], "value size", bpf_map__value_size(a),
+			 bpf_map__value_size(b));
+		same_u32(names[i], "max entries", bpf_map__max_entries(a),
+			 bpf_map__max_entries(b));
+		same_u32(names[i], "flags", bpf_map__map_flags(a),
+			 bpf_map__map_flags(b));
+		if (strcmp(value_type(skel->obj, a), value_type(obj, b)))
+			fail_msg("%s: value type '%s' in the classifier, '%s' "
+				 "in the test program",
+				 names[i], value_type(skel->obj, a),
+				 value_type(obj, b));
+	}
+	bpf_object__close(obj);
+	ferry_xdp_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps_match_classifier),
 		cmocka_unit_test(test_kernel_records),
 	};
 
