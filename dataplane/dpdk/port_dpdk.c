@@ -498,11 +498,8 @@ err_pools:
 	return err;
 }
 
-/* Undoes ferry_dpdk_port_open: queues off the workers, the vdev closed
- * (the PMD detaches the program), the maps let go. */
-static void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
-				  const struct ferry_workers *ws,
-				  struct ferry_port *p)
+void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
+			   const struct ferry_workers *ws, struct ferry_port *p)
 {
 	struct ferry_dpdk_port *dp = *dpp ? (*dpp)->port[p->slot] : NULL;
 	uint32_t i;
@@ -570,32 +567,3 @@ void ferry_dpdk_port_describe(const struct ferry_dpdk *dpdk,
 	}
 	json_object_set_new(o, "dpdk", d);
 }
-
-static int dpdk_open(const struct ferry_port_env *env, struct ferry_port *p,
-		     struct ferry_err *msg)
-{
-	return ferry_dpdk_port_open(env->dpdk, env->workers, p, msg);
-}
-
-static void dpdk_close(const struct ferry_port_env *env, struct ferry_port *p)
-{
-	ferry_dpdk_port_close(env->dpdk, env->workers, p);
-}
-
-const struct ferry_port_class ferry_port_dpdk = {
-	.name = "dpdk",
-	.what = "uses the DPDK backend",
-	.open = dpdk_open,
-	.close = dpdk_close,
-	/* The PMD owns its sockets and program: its queues are its own, and
-	 * so is what it logs at open. */
-	.own_sockets = false,
-	.xconnect = true,
-	.route = false,
-	.kernel_path = false, /* its frames need a worker */
-	.takeover = false,    /* not ours to hand over */
-	.tx_capture_kernel = false,
-	/* The kernel sends live frames out of the interface, the PMD aside;
-	 * the xsk engine needs a native socket. */
-	.gen_xsk = false,
-};

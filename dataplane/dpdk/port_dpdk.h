@@ -48,6 +48,11 @@ bool ferry_dpdk_built(void);
 int ferry_dpdk_port_open(struct ferry_dpdk **dpp,
 			 const struct ferry_workers *ws, struct ferry_port *p,
 			 struct ferry_err *msg);
+/* Undoes ferry_dpdk_port_open: queues off the workers, the vdev closed
+ * (the PMD detaches the program), the maps let go. */
+void ferry_dpdk_port_close(struct ferry_dpdk **dpp,
+			   const struct ferry_workers *ws,
+			   struct ferry_port *p);
 /* Stops EAL; after the last DPDK port is gone (ferry_destroy). */
 void ferry_dpdk_destroy(struct ferry_dpdk *d);
 
