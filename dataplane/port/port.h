@@ -216,11 +216,14 @@ int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
  */
 struct ferry_port_env {
 	const struct ferry_workers *workers;
-	struct ferry_dpdk *
-		*dpdk; /* the DPDK backend's EAL: made on first use */
-	struct ferry_spread *spread; /* the spread backend's state, by slot */
-	uint32_t adopt_pid;	     /* hot restart: load only, bind later */
-	bool handover; /* a hot restart is under way, either side */
+	/* the DPDK backend's EAL, made on first use */
+	struct ferry_dpdk **dpdk;
+	/* the spread backend's state, by port slot */
+	struct ferry_spread *spread;
+	/* hot restart: load only, bind later (the old ferryd's pid) */
+	uint32_t adopt_pid;
+	/* a hot restart is under way, either side */
+	bool handover;
 };
 
 struct ferry_port_class {
