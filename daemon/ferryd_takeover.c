@@ -22,6 +22,10 @@ struct ferryd_takeover {
 	uint32_t old_pid;
 	char *config; /* the old daemon's running configuration */
 	uint64_t release_ns;
+	/* its programs by interface, as it named them (an older ferryd
+	 * names none: then only its pins in bpffs recognise them) */
+	struct ferry_adopt_prog progs[FERRY_MAX_PORTS];
+	int n_progs;
 };
 
 /*
@@ -71,9 +75,10 @@ struct ferryd_takeover *ferryd_takeover_connect(const char *path,
 						struct ferry_err *msg)
 {
 	struct ferryd_takeover *t = calloc(1, sizeof(*t));
-	json_t *data = NULL;
+	json_t *data = NULL, *prog;
 	const char *config;
 	json_int_t pid;
+	size_t i;
 
 	if (!t) {
 		ferry_fail(msg, -ENOMEM, "out of memory");
@@ -97,6 +102,17 @@ struct ferryd_takeover *ferryd_takeover_connect(const char *path,
 	}
 	t->old_pid = (uint32_t)pid;
 	t->config = strdup(config);
+	json_array_foreach(json_object_get(data, "progs"), i, prog)
+	{
+		if (t->n_progs >= FERRY_MAX_PORTS)
+			break;
+		t->progs[t->n_progs++] = (struct ferry_adopt_prog){
+			.ifindex = (int)json_integer_value(
+				json_object_get(prog, "ifindex")),
+			.prog_id = (uint32_t)json_integer_value(
+				json_object_get(prog, "prog_id")),
+		};
+	}
 	json_decref(data);
 	if (!t->config) {
 		ferry_fail(msg, -ENOMEM, "out of memory");
@@ -139,7 +155,8 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 
 	if (!text)
 		return ferry_fail(msg, -ENOMEM, "out of memory");
-	ferry_takeover_start(ctx->f, t->old_pid, release, t);
+	ferry_takeover_start(ctx->f, t->old_pid, t->progs, t->n_progs, release,
+			     t);
 	for (line = strtok_r(text, "\n", &save); line && !rc;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct ferry_err why;

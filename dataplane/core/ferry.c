@@ -350,6 +350,10 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	snprintf(p->name, sizeof(p->name), "%s", pp->name);
 	snprintf(p->ifname, sizeof(p->ifname), "%s", pp->ifname);
 	p->ifindex = ifi.ifindex;
+	/* Hot restart: the program the old ferryd named for this interface. */
+	for (i = 0; f->ho.adopt_pid && i < f->ho.n_progs; i++)
+		if (f->ho.progs[i].ifindex == p->ifindex)
+			p->adopt_prog_id = f->ho.progs[i].prog_id;
 	memcpy(p->mac, ifi.mac, 6);
 	snprintf(p->driver, sizeof(p->driver), "%s", ifi.driver);
 	p->profile = ferry_profile_lookup(ifi.driver);

@@ -7,6 +7,7 @@
 #include "kpath.h"
 #include "spread.h"
 #include "steer.h"
+#include "takeover.h"
 #include "port.h"
 #include "port_dpdk.h"
 #include "worker.h"
@@ -16,6 +17,10 @@
 struct ferry_handover {
 	/* new side */
 	uint32_t adopt_pid; /* adopting this ferryd's ports; 0: not */
+	/* the programs the old ferryd named as its own, by interface: how
+	 * they are recognised without bpffs (takeover.h) */
+	struct ferry_adopt_prog progs[FERRY_MAX_PORTS];
+	int n_progs;
 	int (*release)(void *arg, struct ferry_err *msg);
 	void *release_arg;
 	bool release_done;

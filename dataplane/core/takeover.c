@@ -27,6 +27,7 @@
 
 int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
 {
+	json_t *progs;
 	int i;
 
 	if (f->ho.released)
@@ -43,8 +44,26 @@ int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
 					  "native ports only",
 					  p->name, p->cls->what);
 	}
-	/* The caller (daemon/) adds "config": the command lines are its. */
-	*out = json_pack("{s:i}", "pid", (int)getpid());
+	/* Each port's program by id: a successor that has no bpffs (a
+	 * container, `ip netns exec`) cannot read our pins to recognise
+	 * them. The caller (daemon/) adds "config": the lines are its. */
+	progs = json_array();
+	for (i = 0; progs && i < f->ports.n; i++) {
+		const struct ferry_port *p = f->ports.v[i];
+
+		if (p->prog_id &&
+		    json_array_append_new(progs,
+					  json_pack("{s:i,s:s,s:I}", "ifindex",
+						    p->ifindex, "ifname",
+						    p->ifname, "prog_id",
+						    (json_int_t)p->prog_id))) {
+			json_decref(progs);
+			progs = NULL;
+		}
+	}
+	*out = progs ? json_pack("{s:i,s:o}", "pid", (int)getpid(), "progs",
+				 progs)
+		     : NULL;
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -219,8 +238,11 @@ void ferry_handover_tick(struct ferry *f)
 /* ------------------------------------------------------------ new side */
 
 void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
+			  const struct ferry_adopt_prog *progs, int n,
 			  ferry_release_fn release, void *arg)
 {
+	f->ho.n_progs = n < FERRY_MAX_PORTS ? n : FERRY_MAX_PORTS;
+	memcpy(f->ho.progs, progs, sizeof(*progs) * (size_t)f->ho.n_progs);
 	f->ho.adopt_pid = old_pid;
 	f->ho.release = release;
 	f->ho.release_arg = arg;

@@ -14,10 +14,12 @@
  * (FERRY_PIN_ROOT/<ifname>/), with the program and its config map; the new
  * daemon recognises the old one's program by its pin, its skeleton reuses
  * the pinned maps, so the counters carry on across the restart and the new
- * sockets receive through the old program until the swap. Without bpffs a
- * takeover is refused (the old program cannot be recognised).
+ * sockets receive through the old program until the swap. Without bpffs
+ * the new daemon recognises the old program by the id the old daemon names
+ * in `handover begin`; its own maps then start at zero.
  *
- * Old side: `handover begin` (pid and running configuration), `handover
+ * Old side: `handover begin` (pid, running configuration, and the id of
+ * each port's program, so a successor without bpffs knows them), `handover
  * release` (sockets closed, XDP left attached), then `handover commit`
  * (exit 0, leaving XDP and pins to the successor) or `handover abort` (the
  * sockets come back). Without a commit within FERRY_HANDOVER_TIMEOUT_MS of
@@ -32,6 +34,7 @@
 #include <stdint.h>
 
 #include "ferry_err.h"
+#include "ferry_limits.h"
 #include "pins.h"
 
 #define FERRY_HANDOVER_TIMEOUT_MS 5000
@@ -61,11 +64,21 @@ void ferry_handover_tick(struct ferry *f);
 /* ---- new side ---- */
 
 typedef int (*ferry_release_fn)(void *arg, struct ferry_err *msg);
+
+/* A program the old ferryd names as its own in `handover begin`. */
+struct ferry_adopt_prog {
+	int ifindex;
+	uint32_t prog_id;
+};
 /*
  * Ports added from now on adopt the XDP programs of ferryd old_pid: they
  * only load their classifier (reusing pins) and wait, with their app.
+ * progs[n]: the programs old_pid named as its own (`handover begin`'s
+ * "progs"): a port recognises the one attached to its interface by that,
+ * where bpffs (the pins) is not there to tell.
  */
 void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
+			  const struct ferry_adopt_prog *progs, int n,
 			  ferry_release_fn release, void *arg);
 /*
  * Then, all at once: release(arg) (the old daemon closes its sockets),

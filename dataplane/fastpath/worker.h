@@ -19,6 +19,7 @@
 
 #include "apps.h"
 #include "counters.h"
+#include "ferry_limits.h"
 #include "umem.h"
 #include "util.h"
 #include "xsk.h"
@@ -32,9 +33,7 @@
 #define FERRY_BURST 256
 /* Fill-ring refills wait until this many slots are free: one bulk write. */
 #define FERRY_FILL_BATCH  64
-#define FERRY_MAX_WQ	  32 /* sockets one worker serves */
-#define FERRY_MAX_WORKERS 64
-#define FERRY_MAX_PORTS	  64	/* ports of one ferryd */
+#define FERRY_MAX_WQ	  32	/* sockets one worker serves */
 #define FERRY_UMEM_FRAMES 16384 /* 32 MiB of 2 KiB frames per worker */
 
 /*

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "ferry_err.h"
-#include "worker.h" /* FERRY_MAX_PORTS */
+#include "ferry_limits.h"
 
 #define FERRY_GEN_MIN_SIZE 42 /* Ethernet + IPv4 + UDP headers */
 /* MTU 9000 plus the Ethernet header: sent as a multi-buffer chain. */

@@ -174,7 +174,8 @@ static void foreign_name(uint32_t id, char *name, size_t len)
  * it is a ferryd's: the program pinned for ifname is the attached one.
  * The caller closes o->fd.
  */
-static int xdp_owner_get(const char *ifname, int ifindex, struct xdp_owner *o)
+static int xdp_owner_get(const char *ifname, int ifindex, uint32_t named_id,
+			 uint32_t named_pid, struct xdp_owner *o)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	char path[128];
@@ -207,6 +208,14 @@ static int xdp_owner_get(const char *ifname, int ifindex, struct xdp_owner *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
+	/* No pin says so, but the live ferryd we take over from named this
+	 * program as its own (`handover begin`): bpffs may be absent here. */
+	if (named_id && o->prog_id == named_id) {
+		o->is_ferry = true;
+		o->owner_pid = named_pid;
+		snprintf(o->name, sizeof(o->name), "%s", FERRY_XDP_PROG_NAME);
+		return 0;
+	}
 	o->no_bpffs = !ferry_pin_bpffs();
 	foreign_name(o->prog_id, o->name, sizeof(o->name));
 	return 0;
@@ -460,9 +469,10 @@ static int skel_load_any(struct ferry_port *p)
  * the daemon a hot restart takes over from) holds it.
  */
 static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
-			   struct xdp_owner *o, struct ferry_err *msg)
+			   uint32_t named_id, struct xdp_owner *o,
+			   struct ferry_err *msg)
 {
-	int err = xdp_owner_get(ifname, ifindex, o);
+	int err = xdp_owner_get(ifname, ifindex, named_id, allow_pid, o);
 
 	if (err)
 		return ferry_fail(msg, err, "%s: cannot query XDP: %s", ifname,
@@ -492,10 +502,10 @@ static int xdp_owner_check(const char *ifname, int ifindex, uint32_t allow_pid,
 
 /* xdp_owner_check, keeping nothing open. */
 static int xdp_owner_check_put(const char *ifname, int ifindex,
-			       uint32_t allow_pid, struct xdp_owner *o,
-			       struct ferry_err *msg)
+			       uint32_t allow_pid, uint32_t named_id,
+			       struct xdp_owner *o, struct ferry_err *msg)
 {
-	int err = xdp_owner_check(ifname, ifindex, allow_pid, o, msg);
+	int err = xdp_owner_check(ifname, ifindex, allow_pid, named_id, o, msg);
 
 	xdp_owner_put(o);
 	return err;
@@ -521,7 +531,8 @@ int ferry_port_xdp_load(struct ferry_port *p, struct ferry_err *msg)
 		if (ferry_port_spread_n(p) &&
 		    (p->req.spread_cpus & (1ull << cpu)))
 			cfg.spread_cpu[i++] = (uint8_t)cpu;
-	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid, &o, msg);
+	err = xdp_owner_check_put(p->ifname, p->ifindex, p->adopt_pid,
+				  p->adopt_pid ? p->adopt_prog_id : 0, &o, msg);
 	if (err)
 		return err;
 	err = ferry_pin_dir(p->ifname, !p->adopt_pid, o.is_ferry, p->pin_dir,
@@ -596,7 +607,9 @@ int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg)
 	int err, old_fd;
 
 	/* Look again: the interface may have changed since the load. */
-	err = xdp_owner_get(p->ifname, p->ifindex, &o);
+	err = xdp_owner_get(p->ifname, p->ifindex,
+			    p->adopt_pid ? p->adopt_prog_id : 0, p->adopt_pid,
+			    &o);
 	if (err)
 		return ferry_fail(msg, err, "%s: cannot query XDP: %s",
 				  p->ifname, strerror(-err));
@@ -613,9 +626,12 @@ int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg)
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 
 		/* The pinned program: the kernel swaps only if it is still
-		 * the attached one (XDP_FLAGS_REPLACE). */
+		 * the attached one (XDP_FLAGS_REPLACE). A program the old
+		 * ferryd only named (no bpffs, so no fd of it: opening one by
+		 * id takes CAP_SYS_ADMIN) is swapped without that check; it
+		 * was the attached one at the look just above. */
 		old_fd = o.fd;
-		opts.old_prog_fd = old_fd;
+		opts.old_prog_fd = old_fd >= 0 ? old_fd : 0;
 		if (o.attach_flags == mode) {
 			err = bpf_xdp_attach(p->ifindex, prog_fd, mode, &opts);
 		} else {
@@ -765,7 +781,7 @@ int ferry_port_xdp_check_free(const char *ifname, int ifindex, int *stale_fd,
 	int err;
 
 	*stale_fd = -1;
-	err = xdp_owner_check(ifname, ifindex, 0, &o, msg);
+	err = xdp_owner_check(ifname, ifindex, 0, 0, &o, msg);
 	if (err) {
 		xdp_owner_put(&o);
 		return err;

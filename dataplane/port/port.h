@@ -94,10 +94,11 @@ struct ferry_port {
 	bool zerocopy;
 	bool hugepages;
 	bool tx_budget_set;
-	bool replaced_stale; /* took over from a killed ferryd */
-	uint32_t adopt_pid;  /* hot restart: may replace this live ferryd */
-	bool deferred;	     /* hot restart: XSKMAP and attach still to do */
-	char pin_dir[64];    /* bpffs directory of its pinned maps; "": none */
+	bool replaced_stale;	/* took over from a killed ferryd */
+	uint32_t adopt_pid;	/* hot restart: may replace this live ferryd */
+	uint32_t adopt_prog_id; /* hot restart: the program it named ours */
+	bool deferred;		/* hot restart: XSKMAP and attach still to do */
+	char pin_dir[64]; /* bpffs directory of its pinned maps; "": none */
 	struct ferry_xdp_bpf *skel;
 	uint32_t prog_id;
 	struct bpf_link *cpumap_tp; /* NULL: enqueue drops not measured */

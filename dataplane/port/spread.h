@@ -30,7 +30,7 @@
 #include <stddef.h>
 
 #include "ferry_err.h"
-#include "worker.h" /* FERRY_MAX_PORTS */
+#include "ferry_limits.h"
 
 struct ferry_port;
 struct ferry_workers;

@@ -458,6 +458,11 @@ tb_veth() {
 # instance when there is none.
 # shellcheck disable=SC2016 # expanded by sh, not here
 TB_BPFFS_EXEC='{ [ -n "$TB_BPFFS" ] && mount --bind "$TB_BPFFS" /sys/fs/bpf; } 2>/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec "$@"'
+# What tb_ferryd and tb_takeover run ferryd with: set TB_FERRYD_EXEC to
+# TB_NO_BPFFS_EXEC for a ferryd that finds no bpffs (a container, a plain
+# `ip netns exec`: the /sys it remounts has none).
+# shellcheck disable=SC2016 # expanded by sh, not here
+TB_NO_BPFFS_EXEC='exec "$@"'
 tb_exec() {
 	local ns
 	ns=$(tb_nsname "$1")
@@ -505,7 +510,7 @@ tb_ferryd() {
 	[[ -x $FERRYCTL ]] || tb_die "no ferryctl at $FERRYCTL (build first, or set FERRYCTL)"
 	# A simple command, not a function, so that ip, sh and ferryd all exec
 	# in the one child: $! is ferryd itself.
-	ip netns exec "$(tb_nsname "$ns")" sh -c "$TB_BPFFS_EXEC" sh \
+	ip netns exec "$(tb_nsname "$ns")" sh -c "${TB_FERRYD_EXEC:-$TB_BPFFS_EXEC}" sh \
 		"$FERRYD" -f -s "$sock" "$@" </dev/null >>"$log" 2>&1 &
 	pid=$!
 	tb_track "$pid"
@@ -998,7 +1003,7 @@ tb_xstat() {
 # program itself.
 tb_takeover() {
 	local name=$1 pid
-	ip netns exec "$(tb_nsname dut)" sh -c "$TB_BPFFS_EXEC" sh \
+	ip netns exec "$(tb_nsname dut)" sh -c "${TB_FERRYD_EXEC:-$TB_BPFFS_EXEC}" sh \
 		"$FERRYD" -f -s "$(tb_sock dut)" --takeover \
 		</dev/null >>"$TB_RUN/$name.log" 2>&1 &
 	pid=$!
