@@ -551,9 +551,108 @@ struct ferry_sm_flow {
 	__u32 closed;		/* the socket reached TCP_CLOSE */
 };
 
-/* Per-socket storage: the key its flow entry is under. */
+/*
+ * Services: what a new connection of a server address and port gets. A
+ * redirect is decided once per connection, at ESTABLISHED, and kept for its
+ * life (plain TCP and redirected bytes can't be mixed in one connection
+ * without reordering them). A service's learned decision comes from the
+ * shape of its traffic measured on every connection of it, plain or
+ * redirected (bpf/ferry_sockmap.bpf.c has the rule); a policy pins it.
+ */
+#define FERRY_SM_MAX_SERVICES 4096 /* LRU: idle services age out */
+#define FERRY_SM_MAX_POLICIES 64
+
+#define FERRY_SM_DECISIONS(X)                                                  \
+	X(LEARN, "learn") /* measure on plain TCP, decide from evidence */     \
+	X(PLAIN, "plain") /* new connections stay plain TCP */                 \
+	X(REDIRECT, "redirect") /* new connections are redirected */
+
+enum ferry_sm_decision {
+#define FERRY_SM_DECISION_ENUM(id, name) FERRY_SM_D_##id,
+	FERRY_SM_DECISIONS(FERRY_SM_DECISION_ENUM)
+#undef FERRY_SM_DECISION_ENUM
+		FERRY_SM__DECISIONS
+};
+
+/* Why a service's decision is what it is. */
+#define FERRY_SM_REASONS(X)                                                    \
+	X(LEARNING, "learning")		/* too few measured sockets yet */     \
+	X(REQ_RESP, "req-resp")		/* few bytes per direction change */   \
+	X(LARGE_WRITES, "large-writes") /* mean write >= the threshold */      \
+	X(SMALL_STREAM, "small-stream") /* neither: plain TCP wins */          \
+	X(POLICY, "policy")		/* pinned by `sockmap policy` */       \
+	X(DEFAULT, "default")		/* attach's `default`, no learning */
+
+enum ferry_sm_reason {
+#define FERRY_SM_REASON_ENUM(id, name) FERRY_SM_R_##id,
+	FERRY_SM_REASONS(FERRY_SM_REASON_ENUM)
+#undef FERRY_SM_REASON_ENUM
+		FERRY_SM__REASONS
+};
+
+/* A service: the server's side of its connections (the passive socket's
+ * local address and port), in its network namespace. */
+struct ferry_sm_svc_key {
+	__u64 netns;
+	__u32 addr[4]; /* IPv4 in addr[0], network order */
+	__u16 port;    /* host order */
+	__u8 family;   /* 4 or 6 */
+	__u8 pad[5];
+};
+
+/* A policy row: family 0 matches every address of the port. */
+struct ferry_sm_policy_key {
+	__u32 addr[4];
+	__u16 port;
+	__u8 family;
+	__u8 pad;
+};
+
+/*
+ * A service's counters, monotonic, folded in from each socket of it (by
+ * whether the socket was redirected) every FOLD writes and when it closes;
+ * a "turn" is a send() after the socket has received bytes, i.e. a change
+ * of the direction data flows in. ev_* is the evidence the decision is
+ * made from: the same sums, halved whenever ev_writes passes a cap, so that
+ * the decision follows what the service does now.
+ */
+#define FERRY_SM_SVC_COUNTERS(X)                                               \
+	X(conns)	    /* connections established (once, not per end) */  \
+	X(conns_redirected) /* of which put in the SOCKHASH */                 \
+	X(samples)	/* sockets measured (the first fold with writes) */    \
+	X(bytes_plain)	/* sent on plain connections */                        \
+	X(writes_plain) /* send() calls that sent bytes, plain */              \
+	X(turns_plain)	/* direction changes, plain */                         \
+	X(bytes_redirected) /* sent on redirected connections */               \
+	X(writes_redirected)                                                   \
+	X(turns_redirected)                                                    \
+	X(ev_bytes)                                                            \
+	X(ev_writes)                                                           \
+	X(ev_turns)                                                            \
+	X(decision_changes) /* the learned decision moved */
+
+struct ferry_sm_svc {
+#define FERRY_SM_SVC_FIELD(name) __u64 name;
+	FERRY_SM_SVC_COUNTERS(FERRY_SM_SVC_FIELD)
+#undef FERRY_SM_SVC_FIELD
+	__u32 decision; /* learned: enum ferry_sm_decision */
+	__u32 reason;	/* enum ferry_sm_reason */
+};
+
+/*
+ * Per-socket storage: the key its flow entry is under, its service, and
+ * what it has sent since it was established (single writer: the socket's
+ * sender; the receive tracepoint only sets recv_since_send).
+ */
 struct ferry_sm_sk {
 	struct ferry_sock_key key;
+	struct ferry_sm_svc_key svc;
+	__u64 bytes, writes, turns;			 /* since ESTABLISHED */
+	__u64 folded_bytes, folded_writes, folded_turns; /* into svc */
+	__u8 redirected;				 /* in the SOCKHASH */
+	__u8 recv_since_send; /* the next send is a turn */
+	__u8 sampled;	      /* counted in svc.samples */
+	__u8 pad[5];
 };
 
 /* One range of `ports LIST`, host order, inclusive. */

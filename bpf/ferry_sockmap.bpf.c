@@ -22,6 +22,26 @@
  * tp_btf/sock_send_length: counts the bytes every send() on a socket of
  * ours returned, under redirected or TCP. The verdict sees only the first
  * message of the window it grants, so it can't count bytes itself.
+ *
+ * Which connections are redirected is decided per service (the server's
+ * address and port), once per connection, when it is established: a
+ * connection left out of the SOCKHASH then is never redirected later, so
+ * its bytes are never reordered. The first socket of a connection to reach
+ * ESTABLISHED decides and leaves the answer for its peer (ferry_sm_pending),
+ * so both ends agree. Every socket of a matched local connection, plain or
+ * redirected, is measured by the send/receive tracepoints (bytes, writes,
+ * turns) and folded into its service, which learns from that:
+ *
+ *   redirect  request/response: ev_bytes <= ev_turns * rr_max_bytes_per_turn
+ *             (the redirect saves a trip through TCP per turn), or
+ *             large writes: ev_bytes >= ev_writes * min_mean_write
+ *   plain     a stream of smaller writes: an ingress redirect makes one
+ *             sk_msg per send() and wakes the reader for each, which is
+ *             slower than TCP's coalescing (bench/sockmap.sh measures it)
+ *   learn     fewer than learn_samples sockets measured: plain TCP
+ *
+ * A policy (ferry_sm_policy, by address and port or port alone) pins a
+ * service; attach's `default` does for services without a policy.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -30,8 +50,9 @@
 
 #include "ferry_abi.h"
 
-#define AF_INET	 2
-#define AF_INET6 10
+#define AF_INET	       2
+#define AF_INET6       10
+#define FERRY_MSG_PEEK 2
 
 /* Load-time knobs, set in the skeleton's rodata before load. */
 const volatile __u32 mode = FERRY_SM_APPLY_BYTES; /* enum ferry_sm_mode */
@@ -40,14 +61,26 @@ const volatile struct ferry_sm_port_range ranges[FERRY_SM_MAX_RANGES];
 /* The permanent-flag probe: a refused redirect fails the send (EACCES)
  * instead of falling back to TCP, so userspace sees the kernel's answer. */
 const volatile __u32 probe;
+/* What services without a policy get (enum ferry_sm_decision). */
+const volatile __u32 default_decision = FERRY_SM_D_LEARN;
+/* The learning rule's thresholds (see the head comment); docs/performance.md
+ * has the measurements they come from. */
+const volatile __u64 learn_samples = 4;		    /* sockets measured first */
+const volatile __u64 rr_max_bytes_per_turn = 16384; /* request/response */
+const volatile __u64 min_mean_write = 16384;	    /* large writes */
+const volatile __u64 fold_writes = 64; /* a socket folds every N writes */
+const volatile __u64 ev_cap = 1 << 16; /* evidence halves past N writes */
 
 /* Run-time knobs, written by userspace through the mmap'd .bss. */
-__u32 draining;	    /* detach in progress: add nothing, redirect nothing */
-__u64 probe_flags;  /* extra redirect flags (the probe's flag bit 1) */
-__u64 added;	    /* sockets added to ferry_sm_socks */
-__u64 add_failed;   /* the sockhash refused one (full, ...) */
-__u64 not_local;    /* port matched, peer not on this host: left alone */
-__u64 no_flow_slot; /* socket storage could not be made: left alone */
+__u32 draining;		/* detach in progress: add nothing, redirect nothing */
+__u64 probe_flags;	/* extra redirect flags (the probe's flag bit 1) */
+__u64 added;		/* sockets added to ferry_sm_socks */
+__u64 add_failed;	/* the sockhash refused one (full, ...) */
+__u64 not_local;	/* port matched, peer not on this host: left alone */
+__u64 no_flow_slot;	/* socket storage could not be made: left alone */
+__u64 no_svc_slot;	/* the service table refused an entry: plain TCP */
+__u64 decided_redirect; /* connections decided: redirect */
+__u64 decided_plain;	/* connections decided: plain (learning included) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -74,6 +107,33 @@ struct {
 	__type(key, struct ferry_sock_key);
 	__type(value, __u32);
 } ferry_sm_moved SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FERRY_SM_MAX_SERVICES);
+	__type(key, struct ferry_sm_svc_key);
+	__type(value, struct ferry_sm_svc);
+} ferry_sm_svcs SEC(".maps");
+
+/* Written by userspace (`sockmap policy`): a decision per service. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FERRY_SM_MAX_POLICIES);
+	__type(key, struct ferry_sm_policy_key);
+	__type(value, __u32);
+} ferry_sm_policy SEC(".maps");
+
+/*
+ * A connection's decision, left by its first end to be established under
+ * its other end's key. LRU: the entry of a peer that never comes (outside
+ * the cgroup) ages out.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FERRY_SM_MAX_SOCKS);
+	__type(key, struct ferry_sock_key);
+	__type(value, __u32);
+} ferry_sm_pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -180,12 +240,146 @@ static __always_inline int port_match(__u16 port)
 	return 0;
 }
 
-static __always_inline void sock_add(struct bpf_sock_ops *skops)
+/* The learned decision from a service's evidence (the head comment). */
+static __always_inline __u32 learned(const struct ferry_sm_svc *s,
+				     __u32 *reason)
+{
+	if (s->samples < learn_samples) {
+		*reason = FERRY_SM_R_LEARNING;
+		return FERRY_SM_D_LEARN;
+	}
+	if (s->ev_turns && s->ev_bytes <= s->ev_turns * rr_max_bytes_per_turn) {
+		*reason = FERRY_SM_R_REQ_RESP;
+		return FERRY_SM_D_REDIRECT;
+	}
+	if (s->ev_writes && s->ev_bytes >= s->ev_writes * min_mean_write) {
+		*reason = FERRY_SM_R_LARGE_WRITES;
+		return FERRY_SM_D_REDIRECT;
+	}
+	*reason = FERRY_SM_R_SMALL_STREAM;
+	return FERRY_SM_D_PLAIN;
+}
+
+/*
+ * Adds what a socket sent since its last fold to its service and moves the
+ * learned decision. Atomic adds: the sockets of a service fold from any
+ * CPU. The halving of the evidence is not atomic: a fold racing with it
+ * may lose its share of the evidence, never of the counters.
+ */
+static __always_inline void fold(struct ferry_sm_sk *st)
+{
+	__u64 b = st->bytes - st->folded_bytes;
+	__u64 w = st->writes - st->folded_writes;
+	__u64 t = st->turns - st->folded_turns;
+	struct ferry_sm_svc *s;
+	__u32 d, reason;
+
+	if (!w)
+		return;
+	st->folded_bytes = st->bytes;
+	st->folded_writes = st->writes;
+	st->folded_turns = st->turns;
+	s = bpf_map_lookup_elem(&ferry_sm_svcs, &st->svc);
+	if (!s)
+		return;
+	if (st->redirected) {
+		__sync_fetch_and_add(&s->bytes_redirected, b);
+		__sync_fetch_and_add(&s->writes_redirected, w);
+		__sync_fetch_and_add(&s->turns_redirected, t);
+	} else {
+		__sync_fetch_and_add(&s->bytes_plain, b);
+		__sync_fetch_and_add(&s->writes_plain, w);
+		__sync_fetch_and_add(&s->turns_plain, t);
+	}
+	if (!st->sampled) {
+		st->sampled = 1;
+		__sync_fetch_and_add(&s->samples, 1);
+	}
+	__sync_fetch_and_add(&s->ev_bytes, b);
+	__sync_fetch_and_add(&s->ev_writes, w);
+	__sync_fetch_and_add(&s->ev_turns, t);
+	if (s->ev_writes > ev_cap) {
+		s->ev_bytes /= 2;
+		s->ev_writes /= 2;
+		s->ev_turns /= 2;
+	}
+	d = learned(s, &reason);
+	if (d != s->decision && s->decision != FERRY_SM_D_LEARN)
+		__sync_fetch_and_add(&s->decision_changes, 1);
+	s->decision = d;
+	s->reason = reason;
+}
+
+/* The server's address and port: the passive end's local side. */
+static __always_inline void svc_of(const struct ferry_sock_key *k, int passive,
+				   struct ferry_sm_svc_key *svc)
+{
+	__builtin_memset(svc, 0, sizeof(*svc));
+	svc->netns = k->netns;
+	svc->family = k->family;
+	svc->port = passive ? k->local_port : k->remote_port;
+	svc->addr[0] = passive ? k->local_ip[0] : k->remote_ip[0];
+	svc->addr[1] = passive ? k->local_ip[1] : k->remote_ip[1];
+	svc->addr[2] = passive ? k->local_ip[2] : k->remote_ip[2];
+	svc->addr[3] = passive ? k->local_ip[3] : k->remote_ip[3];
+}
+
+/* A new connection's decision: a policy for its address and port, else
+ * for its port, else attach's default, else what the service learned. */
+static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc)
+{
+	struct ferry_sm_policy_key pk = {};
+	struct ferry_sm_svc zero = {}, *s;
+	__u32 *pol;
+
+	pk.family = svc->family;
+	pk.port = svc->port;
+	pk.addr[0] = svc->addr[0];
+	pk.addr[1] = svc->addr[1];
+	pk.addr[2] = svc->addr[2];
+	pk.addr[3] = svc->addr[3];
+	pol = bpf_map_lookup_elem(&ferry_sm_policy, &pk);
+	if (!pol) {
+		__builtin_memset(&pk, 0, sizeof(pk));
+		pk.port = svc->port;
+		pol = bpf_map_lookup_elem(&ferry_sm_policy, &pk);
+	}
+	s = bpf_map_lookup_elem(&ferry_sm_svcs, svc);
+	if (!s) {
+		bpf_map_update_elem(&ferry_sm_svcs, svc, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&ferry_sm_svcs, svc);
+		if (!s) {
+			__sync_fetch_and_add(&no_svc_slot, 1);
+			return FERRY_SM_D_PLAIN;
+		}
+	}
+	__sync_fetch_and_add(&s->conns, 1);
+	if (pol && *pol != FERRY_SM_D_LEARN)
+		return *pol;
+	if (!pol && default_decision != FERRY_SM_D_LEARN)
+		return default_decision;
+	/* Learning: plain TCP until the evidence says a redirect wins. */
+	return s->decision == FERRY_SM_D_REDIRECT ? FERRY_SM_D_REDIRECT
+						  : FERRY_SM_D_PLAIN;
+}
+
+static __always_inline void conn_redirected(const struct ferry_sm_svc_key *svc)
+{
+	struct ferry_sm_svc *s = bpf_map_lookup_elem(&ferry_sm_svcs, svc);
+
+	if (s)
+		__sync_fetch_and_add(&s->conns_redirected, 1);
+}
+
+static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 {
 	struct ferry_sm_flow zero = {};
-	struct ferry_sock_key k;
+	struct ferry_sock_key k, peer;
+	struct ferry_sm_svc_key svc;
 	struct ferry_sm_sk *st;
 	struct bpf_sock *sk;
+	__u32 d, *pend;
+	int first = 0;
 
 	if (draining)
 		return;
@@ -208,16 +402,38 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops)
 		return;
 	}
 	st->key = k;
+	svc_of(&k, passive, &st->svc);
+	svc = st->svc;
+	/* To fold the socket's numbers into its service when it closes. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+						 BPF_SOCK_OPS_STATE_CB_FLAG);
+	pend = bpf_map_lookup_elem(&ferry_sm_pending, &k);
+	if (pend) {
+		d = *pend;
+		bpf_map_delete_elem(&ferry_sm_pending, &k);
+	} else {
+		first = 1;
+		d = decide(&svc);
+		key_swap(&k, &peer);
+		bpf_map_update_elem(&ferry_sm_pending, &peer, &d, BPF_ANY);
+	}
+	if (d != FERRY_SM_D_REDIRECT) {
+		if (first)
+			__sync_fetch_and_add(&decided_plain, 1);
+		return;
+	}
 	bpf_map_update_elem(&ferry_sm_flows, &k, &zero, BPF_ANY);
 	if (bpf_sock_hash_update(skops, &ferry_sm_socks, &k, BPF_ANY)) {
 		__sync_fetch_and_add(&add_failed, 1);
 		bpf_map_delete_elem(&ferry_sm_flows, &k);
 		return;
 	}
+	st->redirected = 1;
 	__sync_fetch_and_add(&added, 1);
-	/* To mark the flow closed when the socket is. */
-	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
-						 BPF_SOCK_OPS_STATE_CB_FLAG);
+	if (first) {
+		__sync_fetch_and_add(&decided_redirect, 1);
+		conn_redirected(&svc);
+	}
 }
 
 SEC("sockops")
@@ -226,14 +442,21 @@ int ferry_sm_sockops(struct bpf_sock_ops *skops)
 	struct ferry_sm_flow *fl;
 	struct ferry_sock_key k;
 
+	struct ferry_sm_sk *st;
+
 	switch (skops->op) {
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		sock_add(skops, 0);
+		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		sock_add(skops);
+		sock_add(skops, 1);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
-		if (skops->args[1] != BPF_TCP_CLOSE)
+		if (skops->args[1] != BPF_TCP_CLOSE || !skops->sk)
 			break;
+		st = bpf_sk_storage_get(&ferry_sm_sks, skops->sk, 0, 0);
+		if (st)
+			fold(st);
 		FERRY_SM_KEY_OF(skops, &k);
 		fl = bpf_map_lookup_elem(&ferry_sm_flows, &k);
 		if (fl)
@@ -293,6 +516,16 @@ int BPF_PROG(ferry_sm_sent, struct sock *sk, int ret, int flags)
 	st = bpf_sk_storage_get(&ferry_sm_sks, sk, 0, 0);
 	if (!st)
 		return 0;
+	st->bytes += ret;
+	st->writes++;
+	if (st->recv_since_send) {
+		st->recv_since_send = 0;
+		st->turns++;
+	}
+	if (st->writes - st->folded_writes >= fold_writes)
+		fold(st);
+	if (!st->redirected)
+		return 0;
 	fl = bpf_map_lookup_elem(&ferry_sm_flows, &st->key);
 	if (!fl)
 		return 0;
@@ -302,6 +535,20 @@ int BPF_PROG(ferry_sm_sent, struct sock *sk, int ret, int flags)
 		__sync_fetch_and_add(&fl->bytes_tcp, ret);
 	else
 		__sync_fetch_and_add(&fl->bytes_redirected, ret);
+	return 0;
+}
+
+/* A receive makes the socket's next send a turn. MSG_PEEK reads nothing. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(ferry_sm_recvd, struct sock *sk, int ret, int flags)
+{
+	struct ferry_sm_sk *st;
+
+	if (ret <= 0 || (flags & FERRY_MSG_PEEK))
+		return 0;
+	st = bpf_sk_storage_get(&ferry_sm_sks, sk, 0, 0);
+	if (st && !st->recv_since_send)
+		st->recv_since_send = 1;
 	return 0;
 }
 

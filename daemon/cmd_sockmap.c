@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * cmd_sockmap.c - `sockmap attach|detach|show`: arguments are parsed and
+ * cmd_sockmap.c - `sockmap attach|detach|show|policy add|policy del`: arguments are parsed and
  * checked here, the rest (cgroup, kernel support) by dataplane/local/sockmap.c,
  * before anything is attached.
  */
@@ -45,6 +45,11 @@ static const uint64_t verdict_vals[] = {
 	(uint64_t)FERRY_SM_MODE_AUTO, FERRY_SM_PERMANENT, FERRY_SM_APPLY_BYTES,
 	FERRY_SM_PER_MESSAGE};
 
+/* In enum ferry_sm_decision order, for the rows below. */
+static const char *const decision_words[] = {"learn", "plain", "redirect",
+					     NULL};
+_Static_assert(FERRY_SM__DECISIONS == 3, "decision_words follows the enum");
+
 static const struct ctl_opt attach_rows[] = {
 	{"cgroup", CTL_OPT_STRING, CTL_OPT_REQUIRED,
 	 .off = offsetof(struct ferry_sockmap_params, cgroup),
@@ -57,10 +62,16 @@ static const struct ctl_opt attach_rows[] = {
 	 .off = offsetof(struct ferry_sockmap_params, mode),
 	 .size = sizeof(int), .words = verdict_words, .vals = verdict_vals,
 	 .help = "how sends are redirected"},
+	{"default", CTL_OPT_WORD, 0,
+	 .off = offsetof(struct ferry_sockmap_params, dflt),
+	 .size = sizeof(int), .words = decision_words,
+	 .help = "services without a policy: learn which connections to "
+		 "redirect, or all plain, or all redirected"},
 };
 
 static const struct ferry_sockmap_params attach_dflt = {
 	.mode = FERRY_SM_MODE_AUTO,
+	.dflt = FERRY_SM_D_LEARN,
 };
 
 static const struct ctl_syntax attach_syntax = {
@@ -102,11 +113,82 @@ static int cmd_sockmap_show(void *ctx, int argc, char **argv, json_t **data,
 	return *data ? 0 : -ENOMEM;
 }
 
+static int parse_service(const char *val, void *params, struct ferry_err *err)
+{
+	struct ferry_sockmap_policy *p = params;
+
+	return ferry_sockmap_service_parse(val, &p->key, err);
+}
+
+static void print_service(const void *params, char *buf, size_t len)
+{
+	ferry_sockmap_service_text(
+		&((const struct ferry_sockmap_policy *)params)->key, buf, len);
+}
+
+static const struct ctl_opt policy_add_rows[] = {
+	{.kind = CTL_OPT_CUSTOM,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 .metavar = "PORT|ADDR:PORT",
+	 .example = "127.0.0.1:6379",
+	 .parse = parse_service,
+	 .print = print_service,
+	 .help = "the service: its server's port, on any or one address"},
+	{.kind = CTL_OPT_WORD,
+	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
+	 .off = offsetof(struct ferry_sockmap_policy, decision),
+	 .size = sizeof(int),
+	 .words = decision_words,
+	 .help = "what its new connections get (learn: what it measured)"},
+};
+
+static const struct ctl_syntax policy_add_syntax = {
+	CTL_OPTS(policy_add_rows),
+	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy add",
+};
+
+static const struct ctl_syntax policy_del_syntax = {
+	policy_add_rows,
+	1,
+	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy del",
+};
+
+static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	struct ferry_sockmap_policy p;
+	int rc = cmd_parse(&policy_add_syntax, argc, argv, &p, err);
+
+	if (rc)
+		return rc;
+	return ferry_sockmap_policy_add(SM(ctx), &p, err);
+}
+
+static int cmd_sockmap_policy_del(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	struct ferry_sockmap_policy p;
+	int rc = cmd_parse(&policy_del_syntax, argc, argv, &p, err);
+
+	if (rc)
+		return rc;
+	return ferry_sockmap_policy_del(SM(ctx), &p.key, err);
+}
+
 static void sockmap_config(struct ferryd_ctx *ctx, struct cmd_buf *b)
 {
 	struct ferry_sockmap_params p;
+	struct ferry_sockmap_policy pol;
+	unsigned i;
 
-	if (ctx->sm && ferry_sockmap_get(ctx->sm, &p) == 0)
+	if (!ctx->sm)
+		return;
+	/* Policies first: the attachment starts with them in its map. */
+	for (i = 0; ferry_sockmap_policy_get(ctx->sm, i, &pol) == 0; i++)
+		cmd_buf_line(b, "sockmap policy add", &policy_add_syntax, &pol);
+	if (ferry_sockmap_get(ctx->sm, &p) == 0)
 		cmd_buf_line(b, "sockmap attach", &attach_syntax, &p);
 }
 
@@ -119,13 +201,23 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
 	 "baseline",
 	 cmd_sockmap_attach, &attach_syntax},
+	{"sockmap policy add", NULL,
+	 "pin a service (its server's port, or address and port) to plain "
+	 "TCP or to the redirect, or back to learning; new connections "
+	 "follow it, established ones keep what they got",
+	 cmd_sockmap_policy_add, &policy_add_syntax},
+	{"sockmap policy del", NULL, "remove a service's policy",
+	 cmd_sockmap_policy_del, &policy_del_syntax},
 	{"sockmap detach", "",
 	 "stop accelerating: no new sockets, live flows back to plain TCP "
 	 "(a socket with redirected data queued stays until it closes)",
 	 cmd_sockmap_detach},
 	{"sockmap show", "",
 	 "the attachment, the verdict mechanism in use, the BPF_F_PERMANENT "
-	 "probe, and per flow direction its verdict runs and bytes",
+	 "probe, the policies, per service its decision for new connections "
+	 "with the evidence (measured sockets, mean write, turns per KiB) "
+	 "and counters, and per redirected flow direction its verdict runs "
+	 "and bytes",
 	 cmd_sockmap_show},
 };
 

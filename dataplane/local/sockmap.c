@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * sockmap.c - local TCP flow acceleration: attach, detach, show, and the
- * probe for BPF_F_PERMANENT.
+ * sockmap.c - local TCP flow acceleration: attach, detach, show, the
+ * per-service policies, and the probe for BPF_F_PERMANENT.
  *
  * The probe runs once, at the first attach or show: the sk_msg program in
  * per-message mode, with a throwaway SOCKHASH holding both ends of a TCP
@@ -37,6 +37,23 @@ static const char *const mode_names[] = {
 #undef FERRY_SM_MODE_NAME
 };
 
+/* Map keys hashed byte by byte: no hole the compiler could leave unset. */
+_Static_assert(sizeof(struct ferry_sm_svc_key) == 32, "svc key: no padding");
+_Static_assert(sizeof(struct ferry_sm_policy_key) == 20,
+	       "policy key: no padding");
+
+static const char *const decision_names[] = {
+#define FERRY_SM_DECISION_NAME(id, name) [FERRY_SM_D_##id] = name,
+	FERRY_SM_DECISIONS(FERRY_SM_DECISION_NAME)
+#undef FERRY_SM_DECISION_NAME
+};
+
+static const char *const reason_names[] = {
+#define FERRY_SM_REASON_NAME(id, name) [FERRY_SM_R_##id] = name,
+	FERRY_SM_REASONS(FERRY_SM_REASON_NAME)
+#undef FERRY_SM_REASON_NAME
+};
+
 /* What the kernel said to flag bit 1. */
 enum sm_probe {
 	SM_PROBE_NOT_RUN,
@@ -50,10 +67,12 @@ struct sm_inst {
 	struct ferry_sockmap_bpf *skel;
 	struct bpf_link *sockops_link;
 	struct bpf_link *tp_link;
+	struct bpf_link *recv_link;
 	int cgroup_fd;
 	bool msg_attached;
 	int mode_asked; /* as given, for the config line */
 	int mode;	/* in use */
+	int dflt;	/* enum ferry_sm_decision */
 	char cgroup[PATH_MAX];
 	char ports[256]; /* as given, "" for every port */
 };
@@ -62,6 +81,8 @@ struct ferry_sockmap {
 	struct sm_inst *cur;	  /* attached */
 	struct sm_inst *draining; /* detached, sockets still in its map */
 	json_t *last;		  /* the last detached one, as it ended */
+	struct ferry_sockmap_policy policies[FERRY_SM_MAX_POLICIES];
+	unsigned n_policies;
 	enum sm_probe probe;
 	char probe_msg[FERRY_ERR_LEN];
 };
@@ -90,6 +111,29 @@ int ferry_sockmap_mode_parse(const char *s, int *mode)
 		}
 	}
 	return -EINVAL;
+}
+
+const char *ferry_sockmap_decision_name(int d)
+{
+	return d >= 0 && d < FERRY_SM__DECISIONS ? decision_names[d] : "?";
+}
+
+int ferry_sockmap_decision_parse(const char *s, int *d)
+{
+	int i;
+
+	for (i = 0; i < FERRY_SM__DECISIONS; i++) {
+		if (!strcmp(s, decision_names[i])) {
+			*d = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *reason_name(uint32_t r)
+{
+	return r < FERRY_SM__REASONS ? reason_names[r] : "?";
 }
 
 static int parse_port(const char *s, size_t n, uint16_t *out)
@@ -156,6 +200,65 @@ int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,
 	return 0;
 }
 
+int ferry_sockmap_service_parse(const char *s, struct ferry_sm_policy_key *k,
+				struct ferry_err *msg)
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hlen;
+
+	memset(k, 0, sizeof(*k));
+	if (!colon) {
+		if (parse_port(s, strlen(s), &k->port))
+			goto bad;
+		return 0;
+	}
+	hlen = (size_t)(colon - s);
+	if (parse_port(colon + 1, strlen(colon + 1), &k->port) || !hlen ||
+	    hlen >= sizeof(host))
+		goto bad;
+	memcpy(host, s, hlen);
+	host[hlen] = '\0';
+	if (host[0] == '[') {
+		if (hlen < 3 || host[hlen - 1] != ']')
+			goto bad;
+		host[hlen - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, k->addr) != 1)
+			goto bad;
+		k->family = 6;
+		/* Sockets of a dual-stack listener are keyed as IPv4. */
+		if (!memcmp(k->addr, v4mapped, sizeof(v4mapped))) {
+			k->family = 4;
+			k->addr[0] = k->addr[3];
+			k->addr[1] = k->addr[2] = k->addr[3] = 0;
+		}
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, k->addr) != 1)
+		goto bad;
+	k->family = 4;
+	return 0;
+bad:
+	return ferry_fail(msg, -EINVAL,
+			  "service '%s': expected PORT, ADDR:PORT or "
+			  "[ADDR6]:PORT (port 1-65535)",
+			  s);
+}
+
+void ferry_sockmap_service_text(const struct ferry_sm_policy_key *k, char *buf,
+				size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (!k->family) {
+		snprintf(buf, len, "%u", k->port);
+		return;
+	}
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, ip, sizeof(ip));
+	snprintf(buf, len, k->family == 4 ? "%s:%u" : "[%s]:%u", ip, k->port);
+}
+
 /* The key the BPF side computes for a socket (FERRY_SM_KEY_OF). */
 static int key_of_fd(int fd, struct ferry_sock_key *k)
 {
@@ -207,6 +310,8 @@ static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
 /* ---------------------------------------------------------- instances */
 
 static json_t *inst_json(const struct sm_inst *in);
+static json_t *services_json(const struct ferry_sockmap *sm,
+			     const struct sm_inst *in);
 
 static void inst_free(struct sm_inst *in)
 {
@@ -219,6 +324,7 @@ static void inst_free(struct sm_inst *in)
 			bpf_map__fd(in->skel->maps.ferry_sm_socks),
 			BPF_SK_MSG_VERDICT);
 	bpf_link__destroy(in->tp_link);
+	bpf_link__destroy(in->recv_link);
 	/* Closing the SOCKHASH (last reference) takes every socket out of
 	 * it: they fall back to TCP. */
 	ferry_sockmap_bpf__destroy(in->skel);
@@ -251,6 +357,8 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 	in->skel->rodata->mode = (uint32_t)mode;
 	in->skel->rodata->probe = probe;
 	if (p) {
+		in->dflt = p->dflt;
+		in->skel->rodata->default_decision = (uint32_t)p->dflt;
 		in->skel->rodata->n_ranges = p->n_ranges;
 		memcpy((void *)in->skel->rodata->ranges, p->ranges,
 		       p->n_ranges * sizeof(p->ranges[0]));
@@ -260,6 +368,8 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 		bpf_program__set_autoload(in->skel->progs.ferry_sm_sockops,
 					  false);
 		bpf_program__set_autoload(in->skel->progs.ferry_sm_sent, false);
+		bpf_program__set_autoload(in->skel->progs.ferry_sm_recvd,
+					  false);
 	}
 	err = ferry_sockmap_bpf__load(in->skel);
 	if (err) {
@@ -471,6 +581,130 @@ static int cgroup_open(const char *path, struct ferry_err *msg)
 	return fd;
 }
 
+/* ----------------------------------------------------------- policies */
+
+static int policies_write(const struct ferry_sockmap *sm,
+			  const struct sm_inst *in)
+{
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_policy);
+	unsigned i;
+
+	for (i = 0; i < sm->n_policies; i++) {
+		uint32_t d = (uint32_t)sm->policies[i].decision;
+
+		if (bpf_map_update_elem(fd, &sm->policies[i].key, &d, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int policy_find(const struct ferry_sockmap *sm,
+		       const struct ferry_sm_policy_key *k)
+{
+	unsigned i;
+
+	for (i = 0; i < sm->n_policies; i++)
+		if (!memcmp(&sm->policies[i].key, k, sizeof(*k)))
+			return (int)i;
+	return -1;
+}
+
+int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
+			     const struct ferry_sockmap_policy *p,
+			     struct ferry_err *msg)
+{
+	int i = policy_find(sm, &p->key), fd;
+	uint32_t d = (uint32_t)p->decision;
+	char svc[64];
+
+	if (p->decision < 0 || p->decision >= FERRY_SM__DECISIONS)
+		return ferry_fail(msg, -EINVAL, "policy: bad decision");
+	if (i < 0 && sm->n_policies == FERRY_SM_MAX_POLICIES)
+		return ferry_fail(msg, -ENOSPC,
+				  "policy: the table is full (%d services)",
+				  FERRY_SM_MAX_POLICIES);
+	/* New connections see it from here; established ones keep theirs. */
+	if (sm->cur) {
+		fd = bpf_map__fd(sm->cur->skel->maps.ferry_sm_policy);
+		if (bpf_map_update_elem(fd, &p->key, &d, BPF_ANY)) {
+			int err = -errno;
+
+			return ferry_fail(msg, err, "policy: %s",
+					  strerror(-err));
+		}
+	}
+	if (i < 0)
+		i = (int)sm->n_policies++;
+	sm->policies[i] = *p;
+	ferry_sockmap_service_text(&p->key, svc, sizeof(svc));
+	log_info("sockmap: policy %s %s", svc, decision_names[p->decision]);
+	return 0;
+}
+
+int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
+			     const struct ferry_sm_policy_key *key,
+			     struct ferry_err *msg)
+{
+	int i = policy_find(sm, key);
+	char svc[64];
+
+	ferry_sockmap_service_text(key, svc, sizeof(svc));
+	if (i < 0)
+		return ferry_fail(msg, -ENOENT, "policy: no policy for %s",
+				  svc);
+	if (sm->cur)
+		bpf_map_delete_elem(
+			bpf_map__fd(sm->cur->skel->maps.ferry_sm_policy), key);
+	memmove(&sm->policies[i], &sm->policies[i + 1],
+		(sm->n_policies - (unsigned)i - 1) * sizeof(sm->policies[0]));
+	sm->n_policies--;
+	log_info("sockmap: policy %s removed", svc);
+	return 0;
+}
+
+int ferry_sockmap_policy_get(const struct ferry_sockmap *sm, unsigned i,
+			     struct ferry_sockmap_policy *p)
+{
+	if (i >= sm->n_policies)
+		return -ENOENT;
+	*p = sm->policies[i];
+	return 0;
+}
+
+/* The policy a service falls under: its address and port, else its port. */
+static const struct ferry_sockmap_policy *
+policy_of(const struct ferry_sockmap *sm, const struct ferry_sm_svc_key *k)
+{
+	struct ferry_sm_policy_key pk = {.port = k->port, .family = k->family};
+	int i;
+
+	memcpy(pk.addr, k->addr, sizeof(pk.addr));
+	i = policy_find(sm, &pk);
+	if (i < 0) {
+		memset(&pk, 0, sizeof(pk));
+		pk.port = k->port;
+		i = policy_find(sm, &pk);
+	}
+	return i < 0 ? NULL : &sm->policies[i];
+}
+
+static json_t *policies_json(const struct ferry_sockmap *sm)
+{
+	json_t *arr = json_array();
+	char svc[64];
+	unsigned i;
+
+	for (i = 0; arr && i < sm->n_policies; i++) {
+		ferry_sockmap_service_text(&sm->policies[i].key, svc,
+					   sizeof(svc));
+		json_array_append_new(
+			arr,
+			json_pack("{s:s, s:s}", "service", svc, "decision",
+				  decision_names[sm->policies[i].decision]));
+	}
+	return arr;
+}
+
 int ferry_sockmap_attach(struct ferry_sockmap *sm,
 			 const struct ferry_sockmap_params *p,
 			 struct ferry_err *msg)
@@ -539,6 +773,21 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 			   strerror(-err));
 		goto err_inst;
 	}
+	in->recv_link = bpf_program__attach(in->skel->progs.ferry_sm_recvd);
+	if (!in->recv_link) {
+		err = -errno;
+		ferry_fail(msg, err,
+			   "sockmap: cannot attach the sock_recv_length "
+			   "tracepoint: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
+	err = policies_write(sm, in);
+	if (err) {
+		ferry_fail(msg, err, "sockmap: cannot write the policies: %s",
+			   strerror(-err));
+		goto err_inst;
+	}
 	in->sockops_link = bpf_program__attach_cgroup(
 		in->skel->progs.ferry_sm_sockops, cgfd);
 	if (!in->sockops_link) {
@@ -548,8 +797,9 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 		goto err_inst;
 	}
 	sm->cur = in;
-	log_info("sockmap: attached to %s, ports %s, verdict %s", in->cgroup,
-		 in->ports[0] ? in->ports : "any", mode_names[in->mode]);
+	log_info("sockmap: attached to %s, ports %s, verdict %s, default %s",
+		 in->cgroup, in->ports[0] ? in->ports : "any",
+		 mode_names[in->mode], decision_names[in->dflt]);
 	return 0;
 err_inst:
 	inst_free(in);
@@ -565,6 +815,7 @@ static void retire(struct ferry_sockmap *sm, struct sm_inst *in)
 		return;
 	j = inst_json(in);
 	if (j) {
+		json_object_set_new(j, "services", services_json(sm, in));
 		json_decref(sm->last);
 		sm->last = j;
 	}
@@ -678,19 +929,93 @@ static json_t *flows_json(const struct sm_inst *in)
 	return arr;
 }
 
+/*
+ * What a new connection of the service gets and why: the same order as the
+ * BPF side's decide() (policy, attach's default, the learned decision).
+ */
+static json_t *service_json(const struct ferry_sockmap *sm,
+			    const struct sm_inst *in,
+			    const struct ferry_sm_svc_key *k,
+			    const struct ferry_sm_svc *v)
+{
+	const struct ferry_sockmap_policy *pol = policy_of(sm, k);
+	struct ferry_sm_policy_key pk = {.port = k->port, .family = k->family};
+	uint32_t d = v->decision, reason = v->reason;
+	double mean = 0, turns_kb = 0;
+	json_t *counters;
+	char svc[64];
+
+	memcpy(pk.addr, k->addr, sizeof(pk.addr));
+	ferry_sockmap_service_text(&pk, svc, sizeof(svc));
+	if (pol && pol->decision != FERRY_SM_D_LEARN) {
+		d = (uint32_t)pol->decision;
+		reason = FERRY_SM_R_POLICY;
+	} else if (!pol && in->dflt != FERRY_SM_D_LEARN) {
+		d = (uint32_t)in->dflt;
+		reason = FERRY_SM_R_DEFAULT;
+	}
+	/* Learning and learned-plain both mean plain for the connection. */
+	if (v->ev_writes)
+		mean = (double)v->ev_bytes / (double)v->ev_writes;
+	if (v->ev_bytes)
+		turns_kb = (double)v->ev_turns * 1024.0 / (double)v->ev_bytes;
+	counters = json_object();
+#define FERRY_SM_SVC_JSON(name)                                                \
+	if (counters && strncmp(#name, "ev_", 3) && strcmp(#name, "samples"))  \
+		json_object_set_new(counters, #name,                           \
+				    json_integer((json_int_t)v->name));
+	FERRY_SM_SVC_COUNTERS(FERRY_SM_SVC_JSON)
+#undef FERRY_SM_SVC_JSON
+	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:f, "
+			 "s:f}, s:o*}",
+			 "service", svc, "netns", (json_int_t)k->netns,
+			 "decision", ferry_sockmap_decision_name((int)d),
+			 "reason", reason_name(reason), "learned",
+			 ferry_sockmap_decision_name((int)v->decision),
+			 "pinned", pol && pol->decision != FERRY_SM_D_LEARN,
+			 "evidence", "samples", (json_int_t)v->samples,
+			 "writes", (json_int_t)v->ev_writes, "mean_write",
+			 (double)(int64_t)(mean + 0.5), "turns_per_kb",
+			 (double)(int64_t)(turns_kb * 100 + 0.5) / 100,
+			 "counters", counters);
+}
+
+static json_t *services_json(const struct ferry_sockmap *sm,
+			     const struct sm_inst *in)
+{
+	struct ferry_sm_svc_key k, next;
+	struct ferry_sm_svc v;
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_svcs);
+	json_t *arr = json_array();
+	void *prev = NULL;
+
+	while (arr && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		json_array_append_new(arr, service_json(sm, in, &k, &v));
+	}
+	return arr;
+}
+
 static json_t *inst_json(const struct sm_inst *in)
 {
 	const struct ferry_sockmap_bpf__bss *b = in->skel->bss;
 
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:I}, s:o}",
+		"{s:s, s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:I, s:I, "
+		"s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
-		mode_names[in->mode], "sockets", sock_count(in), "counters",
-		"sockets_added", (json_int_t)b->added, "add_failed",
-		(json_int_t)b->add_failed, "not_local",
-		(json_int_t)b->not_local, "no_flow_slot",
-		(json_int_t)b->no_flow_slot, "flows", flows_json(in));
+		mode_names[in->mode], "default", decision_names[in->dflt],
+		"sockets", sock_count(in), "counters", "sockets_added",
+		(json_int_t)b->added, "add_failed", (json_int_t)b->add_failed,
+		"not_local", (json_int_t)b->not_local, "no_flow_slot",
+		(json_int_t)b->no_flow_slot, "no_svc_slot",
+		(json_int_t)b->no_svc_slot, "decided_redirect",
+		(json_int_t)b->decided_redirect, "decided_plain",
+		(json_int_t)b->decided_plain, "flows", flows_json(in));
 }
 
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
@@ -704,8 +1029,11 @@ json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
 		      "probe", sm->probe_msg);
 	if (!o)
 		return NULL;
-	if (sm->cur)
+	json_object_set_new(o, "policies", policies_json(sm));
+	if (sm->cur) {
 		json_object_update_new(o, inst_json(sm->cur));
+		json_object_set_new(o, "services", services_json(sm, sm->cur));
+	}
 	if (sm->draining)
 		json_object_set_new(o, "draining", inst_json(sm->draining));
 	if (sm->last)
@@ -724,6 +1052,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 	memset(p, 0, sizeof(*p));
 	p->cgroup = in->cgroup;
 	p->mode = in->mode_asked;
+	p->dflt = in->dflt;
 	/* The ports as given parsed again: they were accepted then. */
 	if (in->ports[0] &&
 	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, &msg))

@@ -5,6 +5,10 @@
  * redirects each send straight to the peer socket's ingress, with a verdict
  * that lasts for the flow (bpf/ferry_sockmap.bpf.c).
  *
+ * Which connections are redirected is decided per service, once per
+ * connection when it is established, from what the service's earlier
+ * connections were measured to do or from an operator's policy.
+ *
  * One attachment at a time. Detach stops adding sockets and moves every
  * flow it safely can back to plain TCP at once; a socket that has
  * redirected data queued for its reader stays until it closes (removing it
@@ -30,6 +34,17 @@ struct ferry_sockmap_params {
 	struct ferry_sm_port_range ranges[FERRY_SM_MAX_RANGES];
 	unsigned n_ranges; /* 0: every port */
 	int mode;	   /* enum ferry_sm_mode or FERRY_SM_MODE_AUTO */
+	int dflt;	   /* enum ferry_sm_decision: services without policy */
+};
+
+/*
+ * A pinned service: `sockmap policy add SERVICE DECISION`. The key's family
+ * 0 means every address of the port. Policies outlive attachments: they are
+ * the daemon's, written into each attachment's map.
+ */
+struct ferry_sockmap_policy {
+	struct ferry_sm_policy_key key;
+	int decision; /* enum ferry_sm_decision; learn undoes a default */
 };
 
 struct ferry_sockmap *ferry_sockmap_create(void);
@@ -47,6 +62,27 @@ void ferry_sockmap_tick(struct ferry_sockmap *sm);
  * detached. */
 int ferry_sockmap_get(const struct ferry_sockmap *sm,
 		      struct ferry_sockmap_params *p);
+
+/* Adds or replaces the policy of p->key; -ENOSPC when the table is full. */
+int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
+			     const struct ferry_sockmap_policy *p,
+			     struct ferry_err *msg);
+/* -ENOENT when the service has no policy. */
+int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
+			     const struct ferry_sm_policy_key *key,
+			     struct ferry_err *msg);
+/* The i-th policy, in the order added; -ENOENT past the last. */
+int ferry_sockmap_policy_get(const struct ferry_sockmap *sm, unsigned i,
+			     struct ferry_sockmap_policy *p);
+
+/* "PORT", "ADDR:PORT" or "[ADDR6]:PORT" (v4-mapped: as IPv4); -EINVAL. */
+int ferry_sockmap_service_parse(const char *s, struct ferry_sm_policy_key *k,
+				struct ferry_err *msg);
+void ferry_sockmap_service_text(const struct ferry_sm_policy_key *k, char *buf,
+				size_t len);
+/* enum ferry_sm_decision by name; -EINVAL. */
+int ferry_sockmap_decision_parse(const char *s, int *decision);
+const char *ferry_sockmap_decision_name(int decision);
 
 /* "80,443,8000-8099": ranges in order; -EINVAL/-E2BIG with msg. */
 int ferry_sockmap_parse_ports(const char *s, struct ferry_sm_port_range *ranges,

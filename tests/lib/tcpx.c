@@ -16,6 +16,20 @@
  * instead of computing bytes on the hot path. Loss of a tail is caught by
  * the byte counts, which the caller compares.
  *
+ * Request/response (a redis-like service, one request in flight per flow):
+ *
+ *   tcpx rr-server -l ADDR:PORT -m REQSIZE [--resp BYTES] [-c CPU]
+ *                  [-n CONNS] [--ready FILE]
+ *   tcpx rr-client -d ADDR:PORT -n REQUESTS -m REQSIZE [--resp BYTES]
+ *                  [-c CPU] [-P FLOWS] [--pause-after N --pause SECS]
+ *
+ * The client writes a request of REQSIZE bytes, the server reads it whole,
+ * checks it and writes a response of --resp bytes (default REQSIZE), which
+ * the client reads whole and checks: both directions are the same
+ * pattern stream as above, each from its own offset 0. --pause-after
+ * makes every flow stop for SECS once N requests are done, with nothing in
+ * flight (a test restarts ferryd then).
+ *
  * ADDR is IPv4 or [IPv6]. Sizes take k/m/g suffixes (powers of 1024).
  * Each side prints JSON (one line per connection for the server, one line
  * for the client) and exits 0 only if everything was sent, or received and
@@ -607,6 +621,250 @@ out:
 	return rc;
 }
 
+/* ---- request/response ------------------------------------------------ */
+
+struct rr_opts {
+	const char *addr;
+	const char *ready;
+	uint64_t req, resp;
+	uint64_t requests;
+	uint64_t pause_after;
+	double pause;
+	int conns;
+};
+
+struct rr_flow {
+	const struct rr_opts *o;
+	const struct pattern *pat;
+	pthread_mutex_t *print_lock;
+	int idx;
+	int fd;
+	/* results */
+	uint64_t done;	   /* requests answered */
+	int64_t first_bad; /* received offset, -1: none */
+	int err;
+};
+
+/* Writes len bytes of the pattern from offset off. 0 or an errno. */
+static int write_all(int fd, const struct pattern *pat, uint64_t off,
+		     uint64_t len)
+{
+	uint64_t sent = 0;
+	ssize_t n;
+
+	while (sent < len) {
+		n = send(fd, pattern_at(pat, off + sent), len - sent,
+			 MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		sent += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Reads len bytes checked against the pattern at off: 0, -1 at EOF before
+ * the first byte, or an errno (EPIPE: EOF midway). */
+static int read_all(struct rr_flow *f, uint8_t *buf, uint64_t off, uint64_t len)
+{
+	uint64_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = read_wait(f->fd, buf, len - got);
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			return got ? EPIPE : -1;
+		if (f->first_bad < 0 &&
+		    memcmp(buf, pattern_at(f->pat, off + got), (size_t)n))
+			f->first_bad =
+				first_mismatch(buf, (size_t)n, off + got);
+		got += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void *rr_server_run(void *arg)
+{
+	struct rr_flow *f = arg;
+	const struct rr_opts *o = f->o;
+	uint8_t *buf = malloc(o->req);
+	int rc;
+
+	f->first_bad = -1;
+	if (!buf) {
+		f->err = ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		rc = read_all(f, buf, f->done * o->req, o->req);
+		if (rc == -1)
+			break;
+		if (rc) {
+			f->err = rc;
+			break;
+		}
+		rc = write_all(f->fd, f->pat, f->done * o->resp, o->resp);
+		if (rc) {
+			f->err = rc;
+			break;
+		}
+		f->done++;
+	}
+out:
+	close(f->fd);
+	free(buf);
+	pthread_mutex_lock(f->print_lock);
+	printf("{\"conn\":%d,\"requests\":%llu,\"ok\":%s", f->idx,
+	       (unsigned long long)f->done,
+	       !f->err && f->first_bad < 0 ? "true" : "false");
+	if (f->first_bad >= 0)
+		printf(",\"first_bad_offset\":%lld", (long long)f->first_bad);
+	if (f->err)
+		printf(",\"errno\":\"%s\"", errno_name(f->err));
+	printf("}\n");
+	fflush(stdout);
+	pthread_mutex_unlock(f->print_lock);
+	return NULL;
+}
+
+static void *rr_client_run(void *arg)
+{
+	struct rr_flow *f = arg;
+	const struct rr_opts *o = f->o;
+	uint8_t *buf = malloc(o->resp);
+	int rc;
+
+	f->first_bad = -1;
+	if (!buf) {
+		f->err = ENOMEM;
+		return NULL;
+	}
+	while (f->done < o->requests) {
+		if (o->pause_after && f->done == o->pause_after)
+			sleep_s(o->pause);
+		rc = write_all(f->fd, f->pat, f->done * o->req, o->req);
+		if (!rc)
+			rc = read_all(f, buf, f->done * o->resp, o->resp);
+		if (rc) {
+			f->err = rc == -1 ? EPIPE : rc;
+			break;
+		}
+		f->done++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int rr_main(const struct rr_opts *o, bool server)
+{
+	pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct rr_flow *flows = NULL;
+	struct sockaddr_storage ss;
+	struct pattern pat = {0};
+	uint64_t done = 0;
+	int lfd = -1, one = 1, i, opened = 0, bad = 0, last_err = 0, err;
+	int rc = 1;
+	double t0, secs;
+	socklen_t len;
+
+	if (parse_addr(o->addr, &ss, &len)) {
+		fprintf(stderr, "tcpx: bad address '%s'\n", o->addr);
+		return 2;
+	}
+	err = pattern_init(&pat, o->req > o->resp ? o->req : o->resp);
+	if (err)
+		goto out;
+	flows = calloc(o->conns, sizeof(*flows));
+	if (!flows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (server) {
+		lfd = socket(ss.ss_family, SOCK_STREAM, 0);
+		if (lfd < 0 ||
+		    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one,
+			       sizeof(one)) ||
+		    bind(lfd, (struct sockaddr *)&ss, len) ||
+		    listen(lfd, o->conns > 128 ? o->conns : 128)) {
+			err = -errno;
+			goto out;
+		}
+		if (o->ready) {
+			err = touch(o->ready);
+			if (err)
+				goto out;
+		}
+	}
+	for (i = 0; i < o->conns; i++) {
+		int fd;
+
+		if (server) {
+			fd = accept(lfd, NULL, NULL);
+			if (fd < 0 && errno == EINTR) {
+				i--;
+				continue;
+			}
+			fd = fd < 0 ? -errno : fd;
+		} else {
+			struct client_opts co = {0};
+
+			fd = client_connect(&co, &ss, len);
+		}
+		if (fd < 0) {
+			err = fd;
+			goto out;
+		}
+		flows[i] = (struct rr_flow){.o = o,
+					    .pat = &pat,
+					    .print_lock = &print_lock,
+					    .idx = i,
+					    .fd = fd};
+		opened++;
+	}
+	t0 = now_s();
+	err = run_all(server ? rr_server_run : rr_client_run, flows,
+		      sizeof(*flows), o->conns);
+	if (err)
+		goto out;
+	secs = now_s() - t0;
+	for (i = 0; i < o->conns; i++) {
+		done += flows[i].done;
+		if (flows[i].err || flows[i].first_bad >= 0) {
+			bad++;
+			last_err = flows[i].err;
+		}
+	}
+	rc = bad != 0;
+	if (server)
+		goto out;
+	printf("{\"flows\":%d,\"requests\":%llu,\"secs\":%.6f,"
+	       "\"rps\":%.0f,\"ok\":%s,\"last_errno\":",
+	       o->conns, (unsigned long long)done, secs,
+	       secs > 0 ? done / secs : 0.0, bad ? "false" : "true");
+	if (last_err)
+		printf("\"%s\"}\n", errno_name(last_err));
+	else
+		printf("null}\n");
+	fflush(stdout);
+	rc = bad || done != o->requests * (uint64_t)o->conns;
+out:
+	if (err)
+		fprintf(stderr, "tcpx rr: %s\n", strerror(-err));
+	/* The server's flows closed their own sockets. */
+	if (err || !server)
+		for (i = 0; i < opened; i++)
+			close(flows[i].fd);
+	if (lfd >= 0)
+		close(lfd);
+	free(flows);
+	free(pat.table);
+	return rc;
+}
+
 /* ---- command line ---------------------------------------------------- */
 
 enum {
@@ -617,6 +875,9 @@ enum {
 	OPT_NODELAY,
 	OPT_HOLD,
 	OPT_CLOSE_AFTER,
+	OPT_RESP,
+	OPT_PAUSE_AFTER,
+	OPT_PAUSE,
 };
 
 static const struct option long_opts[] = {
@@ -627,6 +888,9 @@ static const struct option long_opts[] = {
 	{"nodelay", no_argument, NULL, OPT_NODELAY},
 	{"hold", required_argument, NULL, OPT_HOLD},
 	{"close-after", required_argument, NULL, OPT_CLOSE_AFTER},
+	{"resp", required_argument, NULL, OPT_RESP},
+	{"pause-after", required_argument, NULL, OPT_PAUSE_AFTER},
+	{"pause", required_argument, NULL, OPT_PAUSE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -637,7 +901,12 @@ static void usage(void)
 		"[--rate BYTES_PER_S] [--rcvbuf BYTES] [--ready FILE] "
 		"[--close-after BYTES]\n"
 		"       tcpx client -d ADDR:PORT -n BYTES -m MSGSIZE [-c CPU] "
-		"[-P FLOWS] [--nodelay] [--hold SECS] [--sndbuf BYTES]\n");
+		"[-P FLOWS] [--nodelay] [--hold SECS] [--sndbuf BYTES]\n"
+		"       tcpx rr-server -l ADDR:PORT -m REQSIZE [--resp BYTES] "
+		"[-c CPU] [-n CONNS] [--ready FILE]\n"
+		"       tcpx rr-client -d ADDR:PORT -n REQUESTS -m REQSIZE "
+		"[--resp BYTES] [-c CPU] [-P FLOWS] [--pause-after N "
+		"--pause SECS]\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -657,18 +926,21 @@ int main(int argc, char **argv)
 {
 	struct server_opts so = {.cpu = -1, .conns = 1};
 	struct client_opts co = {.cpu = -1, .flows = 1};
-	bool server;
+	struct rr_opts ro = {.conns = 1};
+	bool server, rr;
 	uint64_t n = 0;
 	bool have_n = false;
 	char *end;
 	int c, bad = 0, cpu = -1;
 
 	if (argc < 2 ||
-	    (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+	    (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
+	     strcmp(argv[1], "rr-server") && strcmp(argv[1], "rr-client"))) {
 		usage();
 		return 2;
 	}
-	server = !strcmp(argv[1], "server");
+	rr = !strncmp(argv[1], "rr-", 3);
+	server = !strcmp(argv[1] + (rr ? 3 : 0), "server");
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "l:d:c:n:m:P:", long_opts, NULL)) !=
 	       -1) {
@@ -715,6 +987,17 @@ int main(int argc, char **argv)
 		case OPT_CLOSE_AFTER:
 			bad |= parse_size(optarg, &so.close_after);
 			break;
+		case OPT_RESP:
+			bad |= parse_size(optarg, &ro.resp);
+			break;
+		case OPT_PAUSE_AFTER:
+			bad |= parse_size(optarg, &ro.pause_after);
+			break;
+		case OPT_PAUSE:
+			errno = 0;
+			ro.pause = strtod(optarg, &end);
+			bad |= errno || end == optarg || *end || ro.pause < 0;
+			break;
 		default:
 			bad = 1;
 		}
@@ -728,6 +1011,25 @@ int main(int argc, char **argv)
 	if (pin_cpu(cpu)) {
 		perror("tcpx: sched_setaffinity");
 		return 2;
+	}
+	if (rr) {
+		ro.addr = server ? so.listen : co.dest;
+		ro.ready = so.ready;
+		ro.req = co.msg;
+		if (!ro.resp)
+			ro.resp = ro.req;
+		if (server && have_n && n >= 1 && n <= 1 << 20)
+			ro.conns = (int)n;
+		else if (!server)
+			ro.conns = co.flows;
+		ro.requests = server ? 0 : n;
+		if (!ro.addr || ro.req < 1 || ro.req > MAX_MSG ||
+		    ro.resp > MAX_MSG || (!server && !have_n) ||
+		    (server && have_n && ro.conns != (int)n)) {
+			usage();
+			return 2;
+		}
+		return rr_main(&ro, server);
 	}
 	if (server) {
 		if (!so.listen || (have_n && (n < 1 || n > 1 << 20))) {

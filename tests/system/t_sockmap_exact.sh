@@ -3,7 +3,8 @@
 # redirected transfers and the verdict counters.
 #
 # One namespace (loopback only), a child cgroup v2 holding tcpx's client
-# and server, ferryd attached to it. Checked:
+# and server, ferryd attached to it with `default redirect` (every flow
+# redirected, no learning: t_sockmap_learn checks that). Checked:
 #   - the BPF_F_PERMANENT probe says "unsupported" on this kernel (the send
 #     with flag bit 1 fails with EACCES), so auto picks apply-bytes, and
 #     `verdict permanent` is refused;
@@ -99,6 +100,7 @@ err E2BIG sockmap attach cgroup "$CG" ports 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,
 err EINVAL sockmap attach cgroup "$CG" verdict sometimes
 err EOPNOTSUPP sockmap attach cgroup "$CG" verdict permanent
 err EINVAL sockmap attach cgroup "$CG" bogus 1
+err EINVAL sockmap attach cgroup "$CG" default sometimes
 err ENOENT sockmap detach
 err EINVAL sockmap detach now
 assert_json .data.attached false "$(tb_do dut sockmap show)"
@@ -106,14 +108,14 @@ assert_eq "programs on the cgroup after the refusals" 0 "$(cg_progs)"
 assert_json .data.ferryd 0.1.0 "$(tb_do dut version)"
 
 # ---- attach ----
-out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000-7010,7020)
+out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000-7010,7020 default redirect)
 assert_json .data.mechanism apply-bytes "$out"
 assert_json .data.verdict auto "$out"
 assert_json .data.ports 7000-7010,7020 "$out"
 assert_eq "programs on the cgroup" 1 "$(cg_progs)"
 err EBUSY sockmap attach cgroup "$CG"
 assert_eq "programs on the cgroup after a second attach" 1 "$(cg_progs)"
-assert_match "show config" "sockmap attach cgroup \"$CG\" ports 7000-7010,7020$" \
+assert_match "show config" "sockmap attach cgroup \"$CG\" ports 7000-7010,7020 default redirect$" \
 	"$(tb_ctlj dut show config | jq -r .data)"
 
 # ---- byte-exact, every byte redirected, one verdict per flow ----
@@ -182,12 +184,12 @@ out=$(tb_do dut sockmap detach)
 assert_json .data.sockets_draining 0 "$out"
 assert_eq "programs on the cgroup after detach" 0 "$(cg_progs)"
 assert_match "show config after detach" "^[^s]*$" "$(tb_ctlj dut show config | jq -r .data | grep sockmap || true)"
-out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000 verdict per-message)
+out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000 verdict per-message default redirect)
 assert_json .data.mechanism per-message "$out"
 xfer 127.0.0.1 7000 1024000 1024
 assert_eq "per-message: verdict runs = sends" 1000 "$(flow 7000 verdict_runs)"
 assert_eq "per-message: bytes redirected" 1024000 "$(flow 7000 bytes_redirected)"
-assert_match "show config (per-message)" "sockmap attach cgroup \"$CG\" ports 7000 verdict per-message$" \
+assert_match "show config (per-message)" "sockmap attach cgroup \"$CG\" ports 7000 verdict per-message default redirect$" \
 	"$(tb_ctlj dut show config | jq -r .data)"
 
 # ---- save + restart: the attachment comes back ----

@@ -3,7 +3,7 @@
 # away, and detach while data moves.
 #
 # One namespace (loopback only), a child cgroup v2 holding tcpx's client
-# and server, ferryd attached to it. Checked:
+# and server, ferryd attached to it with `default redirect`. Checked:
 #   - 1000 concurrent flows: all 2000 sockets in the SOCKHASH at once,
 #     every flow byte-exact with one verdict run;
 #   - the reader closes mid-stream: the writer's send fails with EPIPE
@@ -32,7 +32,7 @@ tb_ferryd h dut
 # 1000 flows: 2000 sockets plus the server's threads.
 ulimit -n 8192
 
-tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 >/dev/null
+tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 default redirect >/dev/null
 
 # server PORT ARGS...: starts a tcpx server in the cgroup, waits until it
 # listens; its PID in SRV_PID, its output in $TB_RUN/srv-PORT.json.
@@ -125,7 +125,7 @@ for ((i = 0; i < 50; i++)); do
 	tb_ctlj dut sockmap show | jq -e '.data.draining == null' >/dev/null && break
 	sleep 0.1
 done
-tb_do dut sockmap attach cgroup "$CG" ports 7003 >/dev/null
+tb_do dut sockmap attach cgroup "$CG" ports 7003 default redirect >/dev/null
 big=$((2 * 1024 * 1024 * 1024))
 # The reader at 400 MB/s: the 2 GiB take ~5 s, so the detach below lands
 # mid-flow even when each status call is slow (unpaced, under ASan, the

@@ -178,7 +178,10 @@ static void round_trip(const struct ctl_cmd *c, struct line *l, char *out,
 	snprintf(again, sizeof(again), "%s", out);
 	argc = ctl_tokenize(again, argv, MAXW);
 	assert_true(argc > 0);
-	nw = 1 + (int)(strchr(c->name, ' ') != NULL);
+	/* The command's own words: "stats", "port add", "sockmap policy
+	 * add". */
+	for (nw = 1, rc = 0; c->name[rc]; rc++)
+		nw += c->name[rc] == ' ';
 	rc = ctl_opt_parse(s, argc - nw, argv + nw, p2, &err);
 	if (rc)
 		fail_msg("%s: '%s' does not parse again: %s", c->name, out,
@@ -249,7 +252,7 @@ static void test_every_command_round_trips(void **state)
 			tested++;
 		}
 	/* port x3, app x4, steer x3, gen x2, workers, stats, save,
-	 * handover, proxy x3, sockmap attach. */
+	 * handover, proxy x3, sockmap attach, sockmap policy x2. */
 	assert_true(tested >= 20);
 }
 
@@ -403,7 +406,10 @@ static void test_usage_from_rows(void **state)
 			      "[limit BYTES] [coalesce BYTES]");
 	usage_is("sockmap attach",
 		 "cgroup PATH [ports LIST] "
-		 "[verdict auto|permanent|apply-bytes|per-message]");
+		 "[verdict auto|permanent|apply-bytes|per-message] "
+		 "[default learn|plain|redirect]");
+	usage_is("sockmap policy add", "PORT|ADDR:PORT learn|plain|redirect");
+	usage_is("sockmap policy del", "PORT|ADDR:PORT");
 	usage_is("stats", "[port NAME] [worker N]");
 	/* ferryctl's local table says the same from a string. */
 	usage_is("host check", HOST_CHECK_ARGS);
