@@ -3,19 +3,28 @@
 # acceleration, every row measured in the same run.
 #
 #   bench/sockmap.sh [--runs N] [--sizes "64 1024 16384 65536"] [--scale X]
-#                    [--rows "plain nodelay per-message ferry"] [--places "diff same"]
+#                    [--rows "plain nodelay per-message redirect ferry"]
+#                    [--places "diff same"] [--rr "64:128 64:4096"]
 #
 # Over loopback in a namespace of its own, tcpx (build/tests/tcpx) sends a
 # fixed number of bytes per message size in one flow; MB/s is the client's
 # (first send to the reader's close, so everything was read and verified).
 # Rows, each with writer and reader on different CPUs (0 and 1) and on the
 # same CPU (0):
-#   plain        plain TCP
+#   plain        plain TCP, nothing attached
 #   nodelay      plain TCP, TCP_NODELAY on the writer
-#   per-message  sockmap redirect, verdict on every send()
-#                (`sockmap attach ... verdict per-message`)
-#   ferry        ferry's lasting verdict (`verdict auto`: BPF_F_PERMANENT
-#                where the kernel has it, else apply_bytes 0xffffffff)
+#   per-message  every connection redirected, verdict on every send()
+#                (`sockmap attach ... verdict per-message default redirect`)
+#   redirect     every connection redirected with ferry's lasting verdict
+#                (`default redirect`: BPF_F_PERMANENT where the kernel has
+#                it, else apply_bytes 0xffffffff)
+#   ferry        what an operator gets by default (`default learn`): each
+#                message size is its own service (port); a warm-up of short
+#                connections lets it learn, then the measured connections
+#                get what it learned (printed as "decided")
+# Then request/response (tcpx rr-client, one request in flight): requests
+# per second for REQ:RESP byte sizes, plain TCP against ferry's learned
+# decision, writer and reader on different CPUs.
 # Median of N runs per cell; ratios are against rows of the same run.
 set -euo pipefail
 
@@ -27,8 +36,9 @@ cd "$REPO"
 RUNS=3
 SIZES="64 1024 16384 65536"
 SCALE=1
-ROWS=(plain nodelay per-message ferry)
+ROWS=(plain nodelay per-message redirect ferry)
 PLACES="diff same"
+RR_SIZES="64:128 64:4096"
 while (($#)); do
 	case $1 in
 	--rows) read -r -a ROWS <<<"$2" && shift ;;
@@ -36,7 +46,8 @@ while (($#)); do
 	--runs) RUNS=$2 && shift ;;
 	--sizes) SIZES=$2 && shift ;;
 	--scale) SCALE=$2 && shift ;;
-	*) echo "usage: $0 [--runs N] [--sizes LIST] [--scale X] [--rows LIST] [--places LIST]" >&2 && exit 2 ;;
+	--rr) RR_SIZES=$2 && shift ;;
+	*) echo "usage: $0 [--runs N] [--sizes LIST] [--scale X] [--rows LIST] [--places LIST] [--rr LIST]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -65,40 +76,83 @@ CG=$TB_CGROUP
 tb_ferryd h dut >/dev/null
 
 PORT=9000
-# one_run ROW PLACEMENT SIZE: sets MBPS to the client's MB/s. Not in $(...):
-# PORT must advance and only this shell can wait for its children.
+# one_run ROW PLACEMENT SIZE [PORT [BYTES]]: sets MBPS to the client's MB/s.
+# Not in $(...): PORT must advance and only this shell can wait for its
+# children. A fresh port per run, except for the learned row, whose
+# service is its port.
 one_run() {
-	local row=$1 place=$2 size=$3 bytes sp out scpu=1 extra=() rc=0
-	bytes=$(bytes_for "$size")
+	local row=$1 place=$2 size=$3 port=${4:-} bytes=${5:-} sp out scpu=1 extra=() rc=0
+	[[ -n $bytes ]] || bytes=$(bytes_for "$size")
 	[[ $place == same ]] && scpu=0
 	[[ $row == nodelay ]] && extra=(--nodelay)
-	PORT=$((PORT + 1))
-	tb_tcpx_server h "127.0.0.1:$PORT" "$TB_RUN/srv.json" --cgroup "$CG" -c "$scpu" ||
+	if [[ -z $port ]]; then
+		PORT=$((PORT + 1))
+		port=$PORT
+	fi
+	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/srv.json" --cgroup "$CG" -c "$scpu" ||
 		tb_die "$row/$place/$size: tcpx server did not start"
 	sp=$TB_TCPX_PID
-	out=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$PORT" -c 0 -n "$bytes" -m "$size" \
+	out=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$port" -c 0 -n "$bytes" -m "$size" \
 		"${extra[@]}") || rc=$?
 	wait "$sp" || rc=$?
 	((rc == 0)) || tb_die "$row/$place/$size: tcpx failed: $out $(cat "$TB_RUN/srv.json")"
 	MBPS=$(jq -r .MBps <<<"$out")
 }
 
+# decision PORT: what the learned service 127.0.0.1:PORT gives new
+# connections now.
+decision() {
+	tb_do dut sockmap show | jq -r --arg s "127.0.0.1:$1" \
+		'[.data.services[]? | select(.service == $s) | "\(.decision) (\(.reason))"] | first // "none"'
+}
+
+# warm PORT SIZE: short connections until the service has decided.
+warm() {
+	local i
+	for ((i = 0; i < 16; i++)); do
+		[[ $(decision "$1") == learn* || $(decision "$1") == none ]] || return 0
+		one_run ferry diff "$2" "$1" $((256 * $2))
+	done
+	tb_die "service 127.0.0.1:$1 still learning after 16 connections"
+}
+
+# Each size's service in the learned row: its own port.
+learn_port() { echo $((9500 + $(index_of "$1"))); }
+index_of() {
+	local i=0 s
+	for s in $SIZES; do
+		[[ $s == "$1" ]] && echo $i && return
+		i=$((i + 1))
+	done
+}
+
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-declare -A MED
+declare -A MED DECIDED
 for row in "${ROWS[@]}"; do
 	case $row in
-	per-message) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 verdict per-message >/dev/null ;;
+	per-message) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 verdict per-message \
+		default redirect >/dev/null ;;
+	redirect) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 default redirect >/dev/null ;;
 	ferry) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null ;;
 	esac
-	if [[ $row == ferry ]]; then
+	if [[ $row == redirect || $row == ferry ]]; then
 		MECH=$(tb_do dut sockmap show | jq -r .data.mechanism)
+	fi
+	if [[ $row == ferry ]]; then
+		for size in $SIZES; do
+			warm "$(learn_port "$size")" "$size"
+			DECIDED[$size]=$(decision "$(learn_port "$size")")
+			say "ferry: service of $size B writes decided ${DECIDED[$size]}"
+		done
 	fi
 	for place in $PLACES; do
 		for size in $SIZES; do
 			vals=()
+			lp=
+			[[ $row == ferry ]] && lp=$(learn_port "$size")
 			for ((r = 0; r < RUNS; r++)); do
-				one_run "$row" "$place" "$size"
+				one_run "$row" "$place" "$size" $lp
 				vals+=("$MBPS")
 			done
 			MED[$row.$place.$size]=$(printf '%s\n' "${vals[@]}" | median)
@@ -106,8 +160,52 @@ for row in "${ROWS[@]}"; do
 		done
 	done
 	case $row in
-	per-message | ferry) tb_do dut sockmap detach >/dev/null ;;
+	per-message | redirect | ferry) tb_do dut sockmap detach >/dev/null ;;
 	esac
+done
+
+# ---- request/response ----
+# rr_run PORT REQ RESP: sets RPS (requests per second, one flow).
+rr_run() {
+	local port=$1 req=$2 resp=$3 n=$4 sp out rc=0
+	rm -f "$TB_RUN/rr.json.ready"
+	ip netns exec "$(tb_nsname h)" sh -c "$TB_CG_EXEC" "$CG" "$TCPX" rr-server \
+		-l "127.0.0.1:$port" -m "$req" --resp "$resp" -c 1 --ready "$TB_RUN/rr.json.ready" \
+		>"$TB_RUN/rr.json" 2>&1 &
+	sp=$!
+	tb_track $sp
+	tb_wait_file "$TB_RUN/rr.json.ready" || tb_die "rr server did not start"
+	out=$(tb_cg_exec h "$CG" "$TCPX" rr-client -d "127.0.0.1:$port" -c 0 -n "$n" -m "$req" \
+		--resp "$resp") || rc=$?
+	wait "$sp" || rc=$?
+	((rc == 0)) || tb_die "rr $req:$resp failed: $out $(cat "$TB_RUN/rr.json")"
+	RPS=$(jq -r .rps <<<"$out")
+}
+RR_N=$(echo "100000 * $SCALE / 1" | bc)
+declare -A RRMED RRDEC
+for row in plain ferry; do
+	[[ $row == ferry ]] && tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null
+	i=0
+	for rs in $RR_SIZES; do
+		IFS=: read -r req resp <<<"$rs"
+		port=$((9800 + i))
+		i=$((i + 1))
+		if [[ $row == ferry ]]; then
+			for ((w = 0; w < 16; w++)); do
+				[[ $(decision $port) == learn* || $(decision $port) == none ]] || break
+				rr_run $port "$req" "$resp" 1000
+			done
+			RRDEC[$rs]=$(decision $port)
+		fi
+		vals=()
+		for ((r = 0; r < RUNS; r++)); do
+			rr_run $port "$req" "$resp" "$RR_N"
+			vals+=("$RPS")
+		done
+		RRMED[$row.$rs]=$(printf '%s\n' "${vals[@]}" | median)
+		say "rr $row $rs: ${vals[*]} req/s (median ${RRMED[$row.$rs]})"
+	done
+	[[ $row == ferry ]] && tb_do dut sockmap detach >/dev/null
 done
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
@@ -129,11 +227,23 @@ done
 echo
 echo "ratios (same run):"
 for place in $PLACES; do
-	for pair in "ferry per-message" "ferry plain" "per-message plain"; do
+	for pair in "ferry plain" "redirect plain" "per-message plain" "redirect per-message"; do
 		read -r a b <<<"$pair"
 		[[ -n ${MED[$a.$place.${SIZES%% *}]:-} && -n ${MED[$b.$place.${SIZES%% *}]:-} ]] || continue
 		printf '%-22s' "$a/$b ($place)"
 		for size in $SIZES; do printf '%10s' "$(ratio "${MED[$a.$place.$size]}" "${MED[$b.$place.$size]}")"; done
 		echo
 	done
+done
+if [[ -n ${DECIDED[*]:-} ]]; then
+	printf '%-22s' "ferry decided"
+	for size in $SIZES; do printf '%10s' "${DECIDED[$size]%% *}"; done
+	echo
+fi
+echo
+echo "request/response, one flow, one request in flight (req/s; writer CPU 0, reader CPU 1):"
+printf '%-12s%12s%12s%8s  %s\n' "REQ:RESP" plain ferry ratio "ferry decided"
+for rs in $RR_SIZES; do
+	printf '%-12s%12s%12s%8s  %s\n' "$rs" "${RRMED[plain.$rs]}" "${RRMED[ferry.$rs]}" \
+		"$(ratio "${RRMED[ferry.$rs]}" "${RRMED[plain.$rs]}")" "${RRDEC[$rs]}"
 done

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_sockmap - the argument parsers of `sockmap attach` (port lists and
- * verdict modes), from a table of cases: what is accepted, as which ranges,
- * and what is refused with which error.
+ * verdict modes) and `sockmap policy` (services, decisions), from tables of
+ * cases: what is accepted, as what, and what is refused with which error;
+ * and the policy table of a detached sockmap object.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,11 +99,125 @@ static void test_modes(void **state)
 	assert_string_equal(ferry_sockmap_mode_name(99), "?");
 }
 
+struct service_case {
+	const char *in;
+	int rc;
+	const char *text; /* as printed back, when rc == 0 */
+	int family;
+};
+
+static const struct service_case service_cases[] = {
+	{"6379", 0, "6379", 0},
+	{"65535", 0, "65535", 0},
+	{"127.0.0.1:6379", 0, "127.0.0.1:6379", 4},
+	{"[::1]:80", 0, "[::1]:80", 6},
+	{"[fd00::1:2]:443", 0, "[fd00::1:2]:443", 6},
+	/* A dual-stack listener's sockets are keyed as IPv4. */
+	{"[::ffff:127.0.0.1]:7000", 0, "127.0.0.1:7000", 4},
+	{"", -EINVAL, NULL, 0},
+	{"0", -EINVAL, NULL, 0},
+	{"65536", -EINVAL, NULL, 0},
+	{"redis", -EINVAL, NULL, 0},
+	{"127.0.0.1", -EINVAL, NULL, 0},
+	{"127.0.0.1:", -EINVAL, NULL, 0},
+	{":80", -EINVAL, NULL, 0},
+	{"1.2.3:80", -EINVAL, NULL, 0},
+	{"::1:80", -EINVAL, NULL, 0},
+	{"[::1:80", -EINVAL, NULL, 0},
+	{"[::1]80", -EINVAL, NULL, 0},
+	{"[]:80", -EINVAL, NULL, 0},
+	{"127.0.0.1:0", -EINVAL, NULL, 0},
+	{"127.0.0.1:http", -EINVAL, NULL, 0},
+};
+
+static void test_services(void **state)
+{
+	struct ferry_sm_policy_key k;
+	struct ferry_err msg;
+	char got[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(service_cases) / sizeof(service_cases[0]); i++) {
+		const struct service_case *c = &service_cases[i];
+		int rc;
+
+		msg.msg[0] = '\0';
+		rc = ferry_sockmap_service_parse(c->in, &k, &msg);
+		if (rc != c->rc)
+			fail_msg("service '%s': expected %d, got %d (%s)",
+				 c->in, c->rc, rc, msg.msg);
+		if (rc) {
+			if (!msg.msg[0])
+				fail_msg("service '%s': no message", c->in);
+			continue;
+		}
+		ferry_sockmap_service_text(&k, got, sizeof(got));
+		if (strcmp(got, c->text) || k.family != c->family)
+			fail_msg("service '%s': expected %s (family %d), got "
+				 "%s (family %d)",
+				 c->in, c->text, c->family, got, k.family);
+	}
+}
+
+static void test_decisions(void **state)
+{
+	static const char *const names[] = {"learn", "plain", "redirect"};
+	size_t i;
+	int d;
+
+	(void)state;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(ferry_sockmap_decision_parse(names[i], &d), 0);
+		assert_int_equal(d, (int)i);
+		assert_string_equal(ferry_sockmap_decision_name(d), names[i]);
+	}
+	assert_int_equal(ferry_sockmap_decision_parse("Redirect", &d), -EINVAL);
+	assert_int_equal(ferry_sockmap_decision_parse("", &d), -EINVAL);
+	assert_string_equal(ferry_sockmap_decision_name(FERRY_SM__DECISIONS),
+			    "?");
+}
+
+/* Policies: added, replaced, listed in order, removed; the table's bound. */
+static void test_policies(void **state)
+{
+	struct ferry_sockmap *sm = ferry_sockmap_create();
+	struct ferry_sockmap_policy p = {0}, got;
+	struct ferry_err msg;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(sm);
+	assert_int_equal(ferry_sockmap_service_parse("6379", &p.key, &msg), 0);
+	p.decision = FERRY_SM_D_REDIRECT;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	p.decision = FERRY_SM_D_PLAIN;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), 0);
+	assert_int_equal(got.decision, FERRY_SM_D_PLAIN);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 1, &got), -ENOENT);
+	for (i = 1; i < FERRY_SM_MAX_POLICIES; i++) {
+		p.key.port = (uint16_t)(10000 + i);
+		assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	}
+	p.key.port = 9;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), -ENOSPC);
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p.key, &msg), -ENOENT);
+	p.key.port = 6379;
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p.key, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), 0);
+	assert_int_equal(got.key.port, 10001);
+	ferry_sockmap_destroy(sm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_services),
+		cmocka_unit_test(test_decisions),
+		cmocka_unit_test(test_policies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
