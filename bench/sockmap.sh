@@ -20,11 +20,13 @@
 #                it, else apply_bytes 0xffffffff)
 #   ferry        what an operator gets by default (`default learn`): each
 #                message size is its own service (port); a warm-up of short
-#                connections lets it learn, then the measured connections
-#                get what it learned (printed as "decided")
+#                connections lets it learn, then the measured connection
+#                gets what it learned (printed as "decided")
+# The rows take turns within each run (attaching and detaching as they
+# go), so the load of a shared host falls on all of them alike.
 # Then request/response (tcpx rr-client, one request in flight): requests
 # per second for REQ:RESP byte sizes, plain TCP against ferry's learned
-# decision, writer and reader on different CPUs.
+# decision, in the same placements.
 # Median of N runs per cell; ratios are against rows of the same run.
 set -euo pipefail
 
@@ -128,49 +130,62 @@ index_of() {
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-declare -A MED DECIDED
-for row in "${ROWS[@]}"; do
-	case $row in
+# attach ROW / detach ROW: the attachment a row runs under (none for the
+# plain rows).
+attach() {
+	case $1 in
 	per-message) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 verdict per-message \
 		default redirect >/dev/null ;;
 	redirect) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 default redirect >/dev/null ;;
 	ferry) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null ;;
+	*) return 0 ;;
 	esac
-	if [[ $row == redirect || $row == ferry ]]; then
-		MECH=$(tb_do dut sockmap show | jq -r .data.mechanism)
-	fi
-	if [[ $row == ferry ]]; then
-		for size in $SIZES; do
-			warm "$(learn_port "$size")" "$size"
-			DECIDED[$size]=$(decision "$(learn_port "$size")")
-			say "ferry: service of $size B writes decided ${DECIDED[$size]}"
-		done
-	fi
-	for place in $PLACES; do
-		for size in $SIZES; do
-			vals=()
-			lp=
-			[[ $row == ferry ]] && lp=$(learn_port "$size")
-			for ((r = 0; r < RUNS; r++)); do
+	MECH=$(tb_do dut sockmap show | jq -r .data.mechanism)
+}
+detach() {
+	case $1 in
+	per-message | redirect | ferry) tb_do dut sockmap detach >/dev/null ;;
+	esac
+}
+
+# The rows take turns within each run, so a load that comes and goes on a
+# shared host lands on all of them alike; the learned row attaches afresh
+# each time and learns again (a warm-up of a few short connections).
+declare -A MED DECIDED VALS
+for place in $PLACES; do
+	for size in $SIZES; do
+		for ((r = 0; r < RUNS; r++)); do
+			for row in "${ROWS[@]}"; do
+				attach "$row"
+				lp=
+				if [[ $row == ferry ]]; then
+					lp=$(learn_port "$size")
+					warm "$lp" "$size"
+					DECIDED[$size]=$(decision "$lp")
+				fi
 				one_run "$row" "$place" "$size" $lp
-				vals+=("$MBPS")
+				detach "$row"
+				VALS[$row.$place.$size]+="$MBPS "
 			done
+		done
+		for row in "${ROWS[@]}"; do
+			read -r -a vals <<<"${VALS[$row.$place.$size]}"
 			MED[$row.$place.$size]=$(printf '%s\n' "${vals[@]}" | median)
 			say "$row $place $size: ${vals[*]} MB/s (median ${MED[$row.$place.$size]})"
 		done
+		[[ -n ${DECIDED[$size]:-} ]] && say "ferry: the service of $size B writes decided ${DECIDED[$size]}"
 	done
-	case $row in
-	per-message | redirect | ferry) tb_do dut sockmap detach >/dev/null ;;
-	esac
 done
 
 # ---- request/response ----
-# rr_run PORT REQ RESP: sets RPS (requests per second, one flow).
+# rr_run PORT REQ RESP N PLACEMENT: sets RPS (requests per second, one
+# flow).
 rr_run() {
-	local port=$1 req=$2 resp=$3 n=$4 sp out rc=0
+	local port=$1 req=$2 resp=$3 n=$4 place=${5:-diff} sp out scpu=1 rc=0
+	[[ $place == same ]] && scpu=0
 	rm -f "$TB_RUN/rr.json.ready"
 	ip netns exec "$(tb_nsname h)" sh -c "$TB_CG_EXEC" "$CG" "$TCPX" rr-server \
-		-l "127.0.0.1:$port" -m "$req" --resp "$resp" -c 1 --ready "$TB_RUN/rr.json.ready" \
+		-l "127.0.0.1:$port" -m "$req" --resp "$resp" -c $scpu --ready "$TB_RUN/rr.json.ready" \
 		>"$TB_RUN/rr.json" 2>&1 &
 	sp=$!
 	tb_track $sp
@@ -181,31 +196,33 @@ rr_run() {
 	((rc == 0)) || tb_die "rr $req:$resp failed: $out $(cat "$TB_RUN/rr.json")"
 	RPS=$(jq -r .rps <<<"$out")
 }
-RR_N=$(echo "100000 * $SCALE / 1" | bc)
-declare -A RRMED RRDEC
-for row in plain ferry; do
-	[[ $row == ferry ]] && tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null
-	i=0
-	for rs in $RR_SIZES; do
-		IFS=: read -r req resp <<<"$rs"
-		port=$((9800 + i))
-		i=$((i + 1))
-		if [[ $row == ferry ]]; then
+RR_N=$(echo "20000 * $SCALE / 1" | bc)
+declare -A RRMED RRDEC RRVALS
+i=0
+for rs in $RR_SIZES; do
+	IFS=: read -r req resp <<<"$rs"
+	port=$((9800 + i))
+	i=$((i + 1))
+	for place in $PLACES; do
+		for ((r = 0; r < RUNS; r++)); do
+			rr_run $port "$req" "$resp" "$RR_N" "$place"
+			RRVALS[plain.$place.$rs]+="$RPS "
+			attach ferry
 			for ((w = 0; w < 16; w++)); do
 				[[ $(decision $port) == learn* || $(decision $port) == none ]] || break
 				rr_run $port "$req" "$resp" 1000
 			done
 			RRDEC[$rs]=$(decision $port)
-		fi
-		vals=()
-		for ((r = 0; r < RUNS; r++)); do
-			rr_run $port "$req" "$resp" "$RR_N"
-			vals+=("$RPS")
+			rr_run $port "$req" "$resp" "$RR_N" "$place"
+			RRVALS[ferry.$place.$rs]+="$RPS "
+			detach ferry
 		done
-		RRMED[$row.$rs]=$(printf '%s\n' "${vals[@]}" | median)
-		say "rr $row $rs: ${vals[*]} req/s (median ${RRMED[$row.$rs]})"
+		for row in plain ferry; do
+			read -r -a vals <<<"${RRVALS[$row.$place.$rs]}"
+			RRMED[$row.$place.$rs]=$(printf '%s\n' "${vals[@]}" | median)
+			say "rr $row $place $rs: ${vals[*]} req/s (median ${RRMED[$row.$place.$rs]})"
+		done
 	done
-	[[ $row == ferry ]] && tb_do dut sockmap detach >/dev/null
 done
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
@@ -241,9 +258,12 @@ if [[ -n ${DECIDED[*]:-} ]]; then
 	echo
 fi
 echo
-echo "request/response, one flow, one request in flight (req/s; writer CPU 0, reader CPU 1):"
-printf '%-12s%12s%12s%8s  %s\n' "REQ:RESP" plain ferry ratio "ferry decided"
-for rs in $RR_SIZES; do
-	printf '%-12s%12s%12s%8s  %s\n' "$rs" "${RRMED[plain.$rs]}" "${RRMED[ferry.$rs]}" \
-		"$(ratio "${RRMED[ferry.$rs]}" "${RRMED[plain.$rs]}")" "${RRDEC[$rs]}"
+echo "request/response, one flow, one request in flight, req/s (client CPU 0; server CPU 1 = diff, CPU 0 = same):"
+printf '%-18s%12s%12s%8s  %s\n' "REQ:RESP" plain ferry ratio "ferry decided"
+for place in $PLACES; do
+	for rs in $RR_SIZES; do
+		printf '%-18s%12s%12s%8s  %s\n' "$rs ($place)" "${RRMED[plain.$place.$rs]}" \
+			"${RRMED[ferry.$place.$rs]}" \
+			"$(ratio "${RRMED[ferry.$place.$rs]}" "${RRMED[plain.$place.$rs]}")" "${RRDEC[$rs]}"
+	done
 done

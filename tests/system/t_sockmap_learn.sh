@@ -156,7 +156,13 @@ assert_eq "side by side: rr requests redirected, one verdict" "1 $((20000 * 64))
 	"$(dir $RR verdict_runs) $(dir $RR bytes_redirected)"
 assert_eq "side by side: rr bytes measured redirected" $((20000 * 192)) \
 	"$(svc $RR counters.bytes_redirected)"
+# Measured on the redirected path too: the receive tracepoint sees
+# tcp_bpf_recvmsg's reads.
+assert_eq "side by side: rr turns on the redirected connection" $((40000 - 1)) \
+	"$(svc $RR counters.turns_redirected)"
 assert_eq "side by side: rr still redirect" redirect "$(svc $RR decision)"
+assert_eq "side by side: connections decided redirect, plain (attachment)" "1 7" \
+	"$(tb_ctlj $D sockmap show | jq -r '"\(.data.counters.decided_redirect) \(.data.counters.decided_plain)"')"
 
 # ---- policies ----
 err EINVAL sockmap policy add
