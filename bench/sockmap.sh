@@ -18,6 +18,9 @@
 #   redirect     every connection redirected with ferry's lasting verdict
 #                (`default redirect`: BPF_F_PERMANENT where the kernel has
 #                it, else apply_bytes 0xffffffff)
+#   attached     plain TCP on a port outside the attachment's `ports`
+#                (not requested by default): what every socket of the host
+#                pays while ferry is attached, the tracepoints' dispatch
 #   ferry        what an operator gets by default (`default learn`): each
 #                message size is its own service (port); a warm-up of short
 #                connections lets it learn, then the measured connection
@@ -137,14 +140,14 @@ attach() {
 	per-message) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 verdict per-message \
 		default redirect >/dev/null ;;
 	redirect) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 default redirect >/dev/null ;;
-	ferry) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null ;;
+	ferry | attached) tb_do dut sockmap attach cgroup "$CG" ports 9000-9999 >/dev/null ;;
 	*) return 0 ;;
 	esac
 	MECH=$(tb_do dut sockmap show | jq -r .data.mechanism)
 }
 detach() {
 	case $1 in
-	per-message | redirect | ferry) tb_do dut sockmap detach >/dev/null ;;
+	per-message | redirect | ferry | attached) tb_do dut sockmap detach >/dev/null ;;
 	esac
 }
 
@@ -163,6 +166,8 @@ for place in $PLACES; do
 					warm "$lp" "$size"
 					DECIDED[$size]=$(decision "$lp")
 				fi
+				# Outside 9000-9999: not matched, not measured.
+				[[ $row == attached ]] && PORT=$((PORT + 1)) && lp=$((PORT - 1000))
 				one_run "$row" "$place" "$size" $lp
 				detach "$row"
 				VALS[$row.$place.$size]+="$MBPS "

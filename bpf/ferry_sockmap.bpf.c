@@ -3,9 +3,10 @@
  * ferry_sockmap - local TCP flow acceleration.
  *
  * sockops (on a cgroup): an established TCP socket whose port matches and
- * whose both ends are on this host goes into ferry_sm_socks, keyed by its
- * 4-tuple; its flow entry and socket storage are made first, so the first
- * verdict finds them.
+ * whose both ends are on this host gets socket storage (to be measured),
+ * and goes into ferry_sm_socks, keyed by its 4-tuple, when its connection
+ * is decided "redirect" (below); its flow entry is made first, so the
+ * first verdict finds it.
  *
  * sk_msg (on ferry_sm_socks): redirects a send to the ingress of the socket
  * under the swapped tuple, the peer. The verdict is made to last, so that

@@ -14,7 +14,7 @@
 #     (not in the SOCKHASH, no flow entry) and the request/response one is
 #     redirected (every byte), both byte-exact;
 #   - `sockmap policy` pins a service either way, by port or address and
-#     port, and `policy del` gives it back to learning; bad policies are
+#     port (IPv4 and IPv6), and `policy del` gives it back to learning; bad policies are
 #     refused; policies show in `show config`, before the attach line;
 #   - a connection keeps its decision for its life: a policy added while
 #     it runs does not move it;
@@ -80,18 +80,19 @@ rr_server() {
 	shift 2
 	rm -f "$out.ready"
 	ip netns exec "$(tb_nsname h)" sh -c "$TB_CG_EXEC" "$CG" \
-		"$TCPX" rr-server -l "127.0.0.1:$port" -m 64 --resp 128 --ready "$out.ready" "$@" \
+		"$TCPX" rr-server -l "${RR_ADDR:-127.0.0.1}:$port" -m 64 --resp 128 --ready "$out.ready" "$@" \
 		>"$out" 2>&1 &
 	RR_PID=$!
 	tb_track $RR_PID
 	tb_wait_file "$out.ready" || tb_die "rr server on $port did not start: $(cat "$out")"
 }
 
-# rr PORT REQUESTS: one connection of REQUESTS turns, verified both ways.
+# rr PORT REQUESTS: one connection of REQUESTS turns, verified both ways,
+# to 127.0.0.1 or $RR_ADDR.
 rr() {
 	local port=$1 n=$2 cli rc=0
 	rr_server "$port" "$TB_RUN/rr-$port.json"
-	cli=$(tb_cg_exec h "$CG" "$TCPX" rr-client -d "127.0.0.1:$port" -n "$n" -m 64 --resp 128) || rc=$?
+	cli=$(tb_cg_exec h "$CG" "$TCPX" rr-client -d "${RR_ADDR:-127.0.0.1}:$port" -n "$n" -m 64 --resp 128) || rc=$?
 	wait "$RR_PID" || rc=$?
 	assert_eq "rr $port $n requests: exit codes" 0 "$rc"
 	assert_json '"\(.ok) \(.requests)"' "true $n" "$cli"
@@ -199,6 +200,16 @@ tb_do $D sockmap policy del "[::1]:7150" >/dev/null
 tb_do $D sockmap policy del $ST >/dev/null
 assert_eq "stream back to learning: decision" "plain small-stream false" \
 	"$(svc $ST decision) $(svc $ST reason) $(svc $ST pinned)"
+
+# ---- IPv6: a service pinned by its address ----
+tb_exec h sysctl -qw net.ipv6.conf.lo.disable_ipv6=0
+tb_do $D sockmap policy add "[::1]:7103" redirect >/dev/null
+RR_ADDR='[::1]' rr 7103 500
+v6=$(tb_ctlj $D sockmap show | jq -c '[.data.services[] | select(.service == "[::1]:7103")] | first')
+echo "    $v6"
+assert_json '"\(.decision) \(.reason) \(.counters.conns_redirected)"' "redirect policy 1" "$v6"
+assert_eq "IPv6 pinned: requests redirected" $((500 * 64)) "$(dir 7103 bytes_redirected)"
+tb_do $D sockmap policy del "[::1]:7103" >/dev/null
 
 # ---- sticky: a policy added mid-connection does not move it ----
 tb_tcpx_server h "127.0.0.1:$ST" "$TB_RUN/st-sticky.json" --cgroup "$CG" --rate 20M
