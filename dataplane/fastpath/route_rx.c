@@ -88,7 +88,7 @@ static inline bool tx_one(struct ferry_worker *w, struct ferry_pq *out,
 	t->options = 0;
 	w->umem->owner[ferry_umem_frame_idx(addr)] = o->tx_tag;
 	out->tx_batch++;
-	ferry_worker_touch(w, out);
+	ferry_worker_touch(w, out, FERRY_APP_ROUTE);
 	ferry_ctr_add(&out->c.tx_packets, 1);
 	ferry_ctr_add(&out->c.tx_bytes, len);
 	ferry_ctr_add(&w->c.tx_packets, 1);
