@@ -27,6 +27,7 @@
 #include "ferry_int.h"
 #include "kpath.h"
 #include "log.h"
+#include "route.h"
 #include "util.h"
 
 struct ferry_cap_run {
@@ -199,6 +200,11 @@ static void tx_stop(struct ferry *f, struct ferry_cap_run *run)
 static const char *app_name(unsigned app)
 {
 	return ferry_app_name((enum ferry_app)app);
+}
+
+static const char *route_name(unsigned reason)
+{
+	return reason < ROUTE_R__COUNT ? route_reason_names[reason] : NULL;
 }
 
 static int worker_index(const struct ferry *f, const struct ferry_worker *w)
@@ -410,6 +416,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
 	cp.app_name = app_name;
+	cp.route_name = route_name;
 	cp.cpus = cpus;
 	run->watch_fd = -1;
 	if (r->fd >= 0) {
