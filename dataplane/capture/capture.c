@@ -113,6 +113,7 @@ struct ferry_capture {
 	int64_t mono_to_real;
 	uint32_t flush_ms;
 	const char *(*app_name)(unsigned app);
+	const char *(*route_name)(unsigned reason);
 	uint64_t cpus; /* the writer's; 0: anywhere */
 	pthread_t writer;
 	bool writer_running;
@@ -329,6 +330,9 @@ static void verdict_comment(const struct ferry_capture *c,
 		break;
 	case FERRY_CAP_V_APP:
 		name = c->app_name ? c->app_name(code) : NULL;
+		break;
+	case FERRY_CAP_V_ROUTE:
+		name = c->route_name ? c->route_name(code) : NULL;
 		break;
 	default:
 		snprintf(buf, len, "queue=%u", s->queue);
@@ -654,6 +658,7 @@ struct ferry_capture *ferry_capture_create(const struct ferry_capture_params *p,
 	c->n_rings = p->n_producers;
 	c->flush_ms = p->flush_ms ? p->flush_ms : CAP_FLUSH_MS_DEF;
 	c->app_name = p->app_name;
+	c->route_name = p->route_name;
 
 	c->rate_pps = p->rate_pps;
 	c->filter_text = strdup(p->filter ? p->filter : "");

@@ -86,13 +86,16 @@ enum ferry_cap_dir {
 /*
  * What happened to a frame, for the packet's comment: a kind and a code.
  * XDP: enum ferry_reason (bpf/ferry_abi.h); APP: the port's app (named by
- * params.app_name); DROP: index in FERRY_DROP_REASONS (counters.h).
+ * params.app_name); DROP: index in FERRY_DROP_REASONS (counters.h); ROUTE:
+ * the route app's reason for the frame (fib/route.h, named by
+ * params.route_name).
  */
 #define FERRY_CAP_VERDICT_KINDS(X)                                             \
 	X(NONE, "")                                                            \
 	X(XDP, "xdp")                                                          \
 	X(APP, "app")                                                          \
-	X(DROP, "drop")
+	X(DROP, "drop")                                                        \
+	X(ROUTE, "route")
 
 enum ferry_cap_verdict_kind {
 #define FERRY_CAP_VK_ENUM(id, name) FERRY_CAP_V_##id,
@@ -139,6 +142,8 @@ struct ferry_capture_params {
 	bool filter_libpcap;
 	/* Names APP verdict codes in comments; NULL: the number. */
 	const char *(*app_name)(unsigned app);
+	/* Names ROUTE verdict codes in comments; NULL: the number. */
+	const char *(*route_name)(unsigned reason);
 };
 
 /*

@@ -27,6 +27,7 @@
 #include "ferry_int.h"
 #include "kpath.h"
 #include "log.h"
+#include "route.h"
 #include "util.h"
 
 struct ferry_cap_run {
@@ -201,6 +202,11 @@ static const char *app_name(unsigned app)
 	return ferry_app_name((enum ferry_app)app);
 }
 
+static const char *route_name(unsigned reason)
+{
+	return reason < ROUTE_R__COUNT ? route_reason_names[reason] : NULL;
+}
+
 static int worker_index(const struct ferry *f, const struct ferry_worker *w)
 {
 	int i;
@@ -258,18 +264,16 @@ static void taps_apply(struct ferry *f, struct ferry_cap_run *run,
 	}
 }
 
-static bool taps_busy(const struct ferry *f, const char *port, unsigned dirs)
+/* The running capture that has port in one of dirs; NULL: none. */
+static const struct ferry_cap_run *run_on_port(const struct ferry *f,
+					       const char *port, unsigned dirs)
 {
-	struct ferry_port *p = ferry_port_find(f, port);
-	uint32_t q;
+	const struct ferry_cap_run *run;
 
-	for (q = 0; p && p->pq && q < p->n_queues; q++)
-		if (((dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_RX)) &&
-		     p->pq[q].cap_rx) ||
-		    ((dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)) &&
-		     p->pq[q].cap_tx))
-			return true;
-	return false;
+	for (run = f->captures; run; run = run->next)
+		if (!strcmp(run->port, port) && (run->dirs & dirs))
+			return run;
+	return NULL;
 }
 
 static struct ferry_cap_run **run_find(struct ferry *f, const char *name)
@@ -331,6 +335,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 {
 	uint64_t cpus = 0;
 	struct ferry_capture_params cp = {0};
+	const struct ferry_cap_run *busy;
 	struct ferry_cap_run *run;
 	struct ferry_port *p;
 	const char *ports[1];
@@ -360,11 +365,26 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	}
 	if (cap_cpus(f, r, &cpus, msg))
 		goto fail_own_fd;
-	if (taps_busy(f, r->port, r->dirs ? r->dirs : 1u)) {
+	/* One capture per port and direction: the classifier's switch and
+	 * perf array, and the DEVMAP entries' program slot, are one per
+	 * port, so a second capture would get nothing from them. Refused,
+	 * naming the one in the way. */
+	busy = run_on_port(f, p->name,
+			   r->dirs ? r->dirs : FERRY_CAP_DIR_BIT(FERRY_CAP_RX));
+	if (busy) {
+		struct ferry_capture_info in;
+
+		ferry_capture_info(busy->c, &in);
 		ferry_errf(msg,
-			   "capture %s: port %s is already captured in that "
-			   "direction (one capture per port and direction)",
-			   r->name, r->port);
+			   "capture %s: port %s is already captured (%s) by "
+			   "capture %s, output %s: one capture per port and "
+			   "direction; stop %s first (capture stop %s)",
+			   r->name, p->name,
+			   busy->dirs == FERRY_CAP_BOTH ? "rx and tx"
+			   : busy->dirs & FERRY_CAP_DIR_BIT(FERRY_CAP_TX)
+				   ? "tx"
+				   : "rx",
+			   in.name, in.output, in.name, in.name);
 		if (r->own_fd && r->fd >= 0)
 			close(r->fd);
 		return -EBUSY;
@@ -396,6 +416,7 @@ int ferry_capture_start(struct ferry *f, const struct ferry_cap_req *r,
 	cp.fd = r->fd;
 	cp.own_fd = r->own_fd;
 	cp.app_name = app_name;
+	cp.route_name = route_name;
 	cp.cpus = cpus;
 	run->watch_fd = -1;
 	if (r->fd >= 0) {

@@ -7,9 +7,11 @@
  * (router/router.c) to resolve. Hot path: no allocation, no syscall.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "capture.h"
 #include "csum.h"
 #include "route_rx.h"
 #include "util.h"
@@ -88,19 +90,162 @@ static inline bool tx_one(struct ferry_worker *w, struct ferry_pq *out,
 	t->options = 0;
 	w->umem->owner[ferry_umem_frame_idx(addr)] = o->tx_tag;
 	out->tx_batch++;
-	ferry_worker_touch(w, out);
+	ferry_worker_touch(w, out, FERRY_APP_ROUTE);
 	ferry_ctr_add(&out->c.tx_packets, 1);
 	ferry_ctr_add(&out->c.tx_bytes, len);
 	ferry_ctr_add(&w->c.tx_packets, 1);
 	return true;
 }
 
-uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq)
+/* A drop reason of FERRY_DROP_REASONS (counters.h) as a capture verdict. */
+#define CAP_V_DROP(f)                                                          \
+	FERRY_CAP_VERDICT(FERRY_CAP_V_DROP,                                    \
+			  (offsetof(struct ferry_queue_ctrs, drop.f) -         \
+			   offsetof(struct ferry_queue_ctrs, drop)) /          \
+				  sizeof(uint64_t))
+
+/*
+ * An rx capture of a routed frame: filtered as received, and a match kept
+ * in copy before the checksum completion and route_frame() rewrite it in
+ * place; it goes into the ring once its verdict is known (cap_put). Route
+ * ports' frames fit one UMEM frame (chains are dropped before).
+ */
+static inline bool cap_match(const struct ferry_capture_tap *t,
+			     const uint8_t *data, uint32_t len, uint8_t *copy)
+{
+	if (!len || len > FERRY_FRAME_SIZE ||
+	    (t->filter && !ferry_cfilter_run(t->filter, data, len, len)))
+		return false;
+	memcpy(copy, data, len);
+	return true;
+}
+
+static inline void cap_put(const struct ferry_capture_tap *t, uint64_t now,
+			   const struct ferry_pq *pq, uint16_t verdict,
+			   const uint8_t *copy, uint32_t len)
+{
+	struct ferry_cap_seg seg = {.data = copy, .len = len};
+
+	ferry_capture_copy(t, now, (uint16_t)pq->queue, verdict, &seg, 1, len);
+}
+
+/*
+ * The burst, frame by frame. cap is a constant at both calls (NULL, or the
+ * queue's rx tap), so the compiler makes one loop of each: with no capture
+ * the loop is what it was, and the tap is tested once per burst.
+ */
+static inline __attribute__((always_inline)) uint32_t
+route_burst(struct ferry_worker *w, struct ferry_pq *pq, uint32_t idx,
+	    uint32_t n, const struct ferry_capture_tap *cap,
+	    uint64_t *bytes_out)
 {
 	struct ferry_route_wk *k = pq->rw;
 	struct ferry_xsk *x = pq->xsk;
 	struct ferry_umem *u = w->umem;
-	uint32_t n, idx, i, frames = 0;
+	uint64_t bytes = 0, now = cap ? ferry_now_ns() : 0;
+	uint32_t i, frames = 0;
+	uint8_t copy[FERRY_FRAME_SIZE];
+
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&x->rx, idx + i);
+		uint64_t addr = d->addr;
+		uint32_t len = d->len;
+		uint8_t *data = ferry_umem_data(u, addr);
+		struct route_result res;
+		struct ferry_pq *out;
+		enum route_verdict v;
+		uint16_t verdict = 0;
+		bool keep = false, sent = false;
+
+		bytes += len;
+		/* Chains (longer than a UMEM frame) are not routed: the
+		 * route ports' MTU fits a frame. Dropped whole. */
+		if (unlikely(pq->rx_skip || (d->options & XDP_PKT_CONTD))) {
+			if (!pq->rx_skip)
+				ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
+			pq->rx_skip = !!(d->options & XDP_PKT_CONTD);
+			if (!pq->rx_skip)
+				frames++;
+			ferry_umem_put(u, addr);
+			continue;
+		}
+		frames++;
+		if (cap)
+			keep = cap_match(cap, data, len, copy);
+		if (unlikely(pq->csum_fix)) {
+			struct ferry_csum_seg seg = {.data = data, .len = len};
+
+			if (ferry_csum_complete(&seg, 1) == FERRY_CSUM_FIXED)
+				ferry_ctr_add(&w->c.csum_fixed, 1);
+		}
+		v = route_frame(k->ctx, data, len, pq->rport,
+				flow_hash(data, len), k->reply,
+				sizeof(k->reply), &res, &k->c);
+		if (cap)
+			verdict = FERRY_CAP_VERDICT(FERRY_CAP_V_ROUTE,
+						    res.reason);
+		switch (v) {
+		case ROUTE_FWD:
+			out = k->out[res.port];
+			if (unlikely(!out)) {
+				ferry_ctr_add(&pq->c.drop.no_tx_queue, 1);
+				verdict = CAP_V_DROP(no_tx_queue);
+				break;
+			}
+			if (unlikely(out->down)) {
+				ferry_ctr_add(&pq->c.drop.port_down, 1);
+				verdict = CAP_V_DROP(port_down);
+				break;
+			}
+			if (likely(tx_one(w, out, addr, len))) {
+				sent = true;
+				break;
+			}
+			ferry_ctr_add(&pq->c.drop.tx_ring_full, 1);
+			verdict = CAP_V_DROP(tx_ring_full);
+			break;
+		case ROUTE_REPLY:
+			/* the ICMP error takes the frame's own buffer */
+			memcpy(data, k->reply, res.len);
+			if (tx_one(w, pq, addr, res.len)) {
+				sent = true;
+				break;
+			}
+			ferry_ctr_add(&pq->c.drop.tx_ring_full, 1);
+			verdict = CAP_V_DROP(tx_ring_full);
+			break;
+		case ROUTE_DROP:
+			if (res.reason == ROUTE_R_no_neigh)
+				resolve_push(k, &res);
+			break;
+		default:
+			break;
+		}
+		if (cap && keep)
+			cap_put(cap, now, pq, verdict, copy, len);
+		if (!sent)
+			ferry_umem_put(u, addr);
+	}
+	*bytes_out = bytes;
+	return frames;
+}
+
+/* The burst while a capture watches the queue: out of line. */
+static __attribute__((noinline)) uint32_t
+route_burst_cap(struct ferry_worker *w, struct ferry_pq *pq, uint32_t idx,
+		uint32_t n, const struct ferry_capture_tap *cap,
+		uint64_t *bytes_out)
+{
+	return route_burst(w, pq, idx, n, cap, bytes_out);
+}
+
+uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq)
+{
+	struct ferry_route_wk *k = pq->rw;
+	struct ferry_xsk *x = pq->xsk;
+	const struct ferry_capture_tap *cap;
+	uint32_t n, idx, frames;
 	uint64_t bytes = 0;
 
 	n = xsk_ring_cons__peek(&x->rx, FERRY_BURST, &idx);
@@ -121,69 +266,12 @@ uint32_t ferry_route_rx(struct ferry_worker *w, struct ferry_pq *pq)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		k->offline = 0;
 	}
-	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d =
-			xsk_ring_cons__rx_desc(&x->rx, idx + i);
-		uint64_t addr = d->addr;
-		uint32_t len = d->len;
-		uint8_t *data = ferry_umem_data(u, addr);
-		struct route_result res;
-		struct ferry_pq *out;
-		enum route_verdict v;
-
-		bytes += len;
-		/* Chains (longer than a UMEM frame) are not routed: the
-		 * route ports' MTU fits a frame. Dropped whole. */
-		if (unlikely(pq->rx_skip || (d->options & XDP_PKT_CONTD))) {
-			if (!pq->rx_skip)
-				ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
-			pq->rx_skip = !!(d->options & XDP_PKT_CONTD);
-			if (!pq->rx_skip)
-				frames++;
-			ferry_umem_put(u, addr);
-			continue;
-		}
-		frames++;
-		if (unlikely(pq->csum_fix)) {
-			struct ferry_csum_seg seg = {.data = data, .len = len};
-
-			if (ferry_csum_complete(&seg, 1) == FERRY_CSUM_FIXED)
-				ferry_ctr_add(&w->c.csum_fixed, 1);
-		}
-		v = route_frame(k->ctx, data, len, pq->rport,
-				flow_hash(data, len), k->reply,
-				sizeof(k->reply), &res, &k->c);
-		switch (v) {
-		case ROUTE_FWD:
-			out = k->out[res.port];
-			if (unlikely(!out)) {
-				ferry_ctr_add(&pq->c.drop.no_tx_queue, 1);
-				break;
-			}
-			if (unlikely(out->down)) {
-				ferry_ctr_add(&pq->c.drop.port_down, 1);
-				break;
-			}
-			if (likely(tx_one(w, out, addr, len)))
-				continue;
-			ferry_ctr_add(&pq->c.drop.tx_ring_full, 1);
-			break;
-		case ROUTE_REPLY:
-			/* the ICMP error takes the frame's own buffer */
-			memcpy(data, k->reply, res.len);
-			if (tx_one(w, pq, addr, res.len))
-				continue;
-			ferry_ctr_add(&pq->c.drop.tx_ring_full, 1);
-			break;
-		case ROUTE_DROP:
-			if (res.reason == ROUTE_R_no_neigh)
-				resolve_push(k, &res);
-			break;
-		default:
-			break;
-		}
-		ferry_umem_put(u, addr);
-	}
+	/* rx as received, with each frame's verdict (capture.h). */
+	cap = ferry_capture_tap_get(&pq->cap_rx);
+	if (unlikely(cap))
+		frames = route_burst_cap(w, pq, idx, n, cap, &bytes);
+	else
+		frames = route_burst(w, pq, idx, n, NULL, &bytes);
 	xsk_ring_cons__release(&x->rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, frames);
 	ferry_ctr_add(&pq->c.rx_bytes, bytes);

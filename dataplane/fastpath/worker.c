@@ -215,6 +215,9 @@ static inline void pq_kick(struct ferry_pq *pq)
 	ferry_ctr_add(&pq->c.tx_kicks, 1);
 }
 
+static void cap_tx_batch(const struct ferry_capture_tap *t,
+			 const struct ferry_pq *pq);
+
 static inline void worker_flush_tx(struct ferry_worker *w)
 {
 	struct ferry_pq *foreign = NULL;
@@ -222,7 +225,13 @@ static inline void worker_flush_tx(struct ferry_worker *w)
 
 	for (i = 0; i < w->n_touched; i++) {
 		struct ferry_pq *t = w->touched[i];
+		struct ferry_capture_tap *cap =
+			ferry_capture_tap_get(&t->cap_tx);
 
+		/* TX as sent, whichever app filled it (after any rewrite),
+		 * before the submit hands the frames to the kernel. */
+		if (unlikely(cap))
+			cap_tx_batch(cap, t);
 		xsk_ring_prod__submit(&t->xsk->tx, t->tx_batch);
 		t->tx_batch = 0;
 		t->touched = 0;
@@ -316,6 +325,23 @@ cap_descs(const struct ferry_capture_tap *t, struct ferry_umem *u,
 #define CAP_RING(t, u, r, idx, n, q, v)                                        \
 	cap_descs(t, u, (const struct xdp_desc *)(r)->ring, (r)->mask, idx, n, \
 		  q, v, UINT32_MAX)
+
+/*
+ * A tx capture of pq: the descriptors of this pass's batch, the last
+ * tx_batch reserved and not yet submitted (TX holds only whole chains),
+ * with the verdict of the app that filled it (none: the generator).
+ */
+static __attribute__((noinline)) void
+cap_tx_batch(const struct ferry_capture_tap *t, const struct ferry_pq *pq)
+{
+	const struct xsk_ring_prod *tx = &pq->xsk->tx;
+
+	CAP_RING(t, pq->xsk->umem, tx, tx->cached_prod - pq->tx_batch,
+		 pq->tx_batch, pq->queue,
+		 pq->tx_app == FERRY_APP_NONE
+			 ? 0
+			 : FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->tx_app));
+}
 
 /*
  * Partial checksums (csum.h) of the complete frames of an RX burst, before
@@ -581,13 +607,8 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	ferry_ctr_add(&pq->c.rx_bytes, bytes + long_bytes);
 	if (!fit)
 		return n;
-	/* TX as sent: after the rewrite, before the submit. */
-	cap = ferry_capture_tap_get(&out->cap_tx);
-	if (unlikely(cap))
-		CAP_RING(cap, u, &o->tx, idx_tx, fit, out->queue,
-			 FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
 	out->tx_batch += fit;
-	ferry_worker_touch(w, out);
+	ferry_worker_touch(w, out, pq->app);
 	ferry_ctr_add(&out->c.tx_packets, fit);
 	ferry_ctr_add(&out->c.tx_bytes, bytes);
 	ferry_ctr_add(&w->c.tx_packets, fit);
@@ -621,14 +642,8 @@ chains:
 		ferry_ctr_add(&pq->c.rx_packets, sm.frames);
 		ferry_ctr_add(&pq->c.rx_bytes, sm.bytes + sm.long_bytes);
 		if (sm.j) {
-			cap = ferry_capture_tap_get(&out->cap_tx);
-			if (unlikely(cap))
-				CAP_RING(cap, u, &o->tx, idx_tx, sm.j,
-					 out->queue,
-					 FERRY_CAP_VERDICT(FERRY_CAP_V_APP,
-							   pq->app));
 			out->tx_batch += sm.j;
-			ferry_worker_touch(w, out);
+			ferry_worker_touch(w, out, pq->app);
 			ferry_ctr_add(&out->c.tx_packets, sm.fwd_frames);
 			ferry_ctr_add(&out->c.tx_bytes, sm.bytes);
 			ferry_ctr_add(&w->c.tx_packets, sm.fwd_frames);
@@ -742,7 +757,6 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_umem *u = w->umem;
 	uint32_t n = TXGEN_BURST, idx = 0, i, descs;
 	uint64_t now = 0;
-	struct ferry_capture_tap *cap;
 
 	if (g->count && g->sent >= g->count)
 		return 0;
@@ -813,9 +827,6 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 		t->len = g->size;
 		t->options = 0;
 	}
-	cap = ferry_capture_tap_get(&pq->cap_tx);
-	if (unlikely(cap))
-		CAP_RING(cap, u, &x->tx, idx, n, pq->queue, 0);
 sent:
 	if (g->interval_ns) {
 		g->next_ns += n * g->interval_ns;
@@ -823,7 +834,7 @@ sent:
 	}
 	__atomic_store_n(&g->sent, g->sent + n, __ATOMIC_RELAXED);
 	pq->tx_batch += descs;
-	ferry_worker_touch(w, pq);
+	ferry_worker_touch(w, pq, FERRY_APP_NONE);
 	ferry_ctr_add(&pq->c.tx_packets, n);
 	ferry_ctr_add(&pq->c.tx_bytes, (uint64_t)n * g->size);
 	ferry_ctr_add(&w->c.tx_packets, n);

@@ -105,6 +105,7 @@ struct ferry_pq {
 	struct ferry_dpdk_q *dq;   /* DPDK backend queue; NULL: native */
 	uint8_t app;		   /* enum ferry_app */
 	uint8_t touched;   /* TX reserved into this batch, not submitted */
+	uint8_t tx_app;	   /* the app that began this batch: a tx capture's */
 	uint8_t busy_poll; /* kick RX when the ring is empty: runs the NAPI */
 	uint8_t foreign;   /* shares another worker's pool (software RSS) */
 	uint8_t dpdk;	   /* a DPDK queue (xsk is NULL): port_dpdk.h */
@@ -226,12 +227,16 @@ void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq);
  */
 uint32_t ferry_worker_poll_once(struct ferry_worker *w);
 
-/* Puts pq's TX ring on the list the end of the pass submits and kicks. */
+/*
+ * Puts pq's TX ring on the list the end of the pass submits and kicks (and
+ * hands to a tx capture, with app as the batch's verdict).
+ */
 static inline void ferry_worker_touch(struct ferry_worker *w,
-				      struct ferry_pq *pq)
+				      struct ferry_pq *pq, uint8_t app)
 {
 	if (!pq->touched) {
 		pq->touched = 1;
+		pq->tx_app = app;
 		w->touched[w->n_touched++] = pq;
 	}
 }

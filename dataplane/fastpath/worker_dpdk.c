@@ -132,7 +132,6 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct ferry_xsk *o = out->xsk;
 	struct ferry_umem *u = w->umem;
-	struct ferry_capture_tap *cap;
 	uint32_t room, idx = 0, i, fit = 0;
 	uint64_t bytes = 0;
 
@@ -168,12 +167,9 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 			t->options = 0;
 			bytes += len;
 		}
-		cap = ferry_capture_tap_get(&out->cap_tx);
-		if (unlikely(cap)) /* the copies are these bytes */
-			cap_mbufs(cap, m, (uint16_t)room, out->queue,
-				  FERRY_CAP_VERDICT(FERRY_CAP_V_APP, pq->app));
+		/* The copies go into out's tx capture at the flush. */
 		out->tx_batch += room;
-		ferry_worker_touch(w, out);
+		ferry_worker_touch(w, out, pq->app);
 		count_tx(w, out, room, bytes);
 		ferry_ctr_add(&w->c.copies, room);
 	}

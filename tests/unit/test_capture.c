@@ -1215,6 +1215,45 @@ static void test_thread_cpus(void **state)
 	unlink(path);
 }
 
+static const char *route_name(unsigned reason)
+{
+	static const char *const names[] = {"routed", "local"};
+
+	return reason < 2 ? names[reason] : NULL;
+}
+
+/* The route app's verdicts: named by route_name, a number without it. */
+static void test_route_verdicts(void **state)
+{
+	static const char *const want[] = {"queue=1 route=routed",
+					   "queue=1 route=local",
+					   "queue=1 route=9"};
+	struct ferry_capture_params p;
+	struct ferry_capture *c;
+	char path[64];
+	struct ng *g;
+	unsigned i;
+
+	(void)state;
+	tmp_path(path, sizeof(path));
+	p = params(path);
+	p.route_name = route_name;
+	c = cap_create(&p);
+	for (i = 0; i < 3; i++)
+		assert_true(push(
+			ferry_capture_tap(c, 0, 0, FERRY_CAP_RX), T0 + i, 1,
+			FERRY_CAP_VERDICT(FERRY_CAP_V_ROUTE, i < 2 ? i : 9), 64,
+			0, i, 7777));
+	assert_int_equal(ferry_capture_stop(c), 0);
+	ferry_capture_destroy(c);
+	g = ng_file(path);
+	assert_int_equal(g->n_pkts, 3);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(g->pkts[i].comment, want[i]);
+	free(g);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1227,6 +1266,7 @@ int main(void)
 		cmocka_unit_test(test_count_limit),
 		cmocka_unit_test(test_snaplen),
 		cmocka_unit_test(test_pcapng_readers),
+		cmocka_unit_test(test_route_verdicts),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_client_gone),
 		cmocka_unit_test(test_xdp_records),
