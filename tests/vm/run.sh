@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# tests/vm/run.sh [-t SECS] SCRIPT [ARGS...]: boot a TCG guest on the pinned
+# Debian kernel (kernel.pin) whose root is the host's / shared read-only over
+# 9p under a tmpfs overlay, run SCRIPT (a path on the host, relative to the
+# current directory or absolute; run with bash inside the guest, from the same
+# directory) and exit with its status. 125: the guest did not get as far as
+# running SCRIPT; 124: timeout.
+#
+# The guest: 2 vCPUs, 2 GiB, two virtio-net NICs (eth0, eth1 in the guest)
+# wired back to back: each one's backend is a UDP socket on 127.0.0.1 sending
+# to the other's, so a frame sent out of eth0 arrives on eth1 and vice versa;
+# nothing leaves the host. Both NICs are modern-only virtio with
+# iommu_platform=on (VIRTIO_F_ACCESS_PLATFORM: without it virtio_net has no
+# DMA device and refuses an XSK pool), queue_reset on (QEMU 7.2's default;
+# virtio_net needs it to swap a queue's buffers for an XSK pool's).
+# The console goes to stdout and to $FERRY_VM_LOG (default
+# build/vm/console.log).
+#
+# Environment: FERRY_VM_CACHE (default /var/cache/ferry-vm), FERRY_VM_SMP (2),
+# FERRY_VM_MEM (2G), FERRY_VM_IOMMU_PLATFORM (on).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TIMEOUT=300
+if [[ ${1:-} == -t ]]; then
+	TIMEOUT=$2
+	shift 2
+fi
+if [[ $# -lt 1 ]]; then
+	echo "usage: $0 [-t SECS] SCRIPT [ARGS...]" >&2
+	exit 2
+fi
+SCRIPT=$(realpath "$1")
+shift
+for a in "$@"; do
+	[[ $a == *[,\ ]* ]] && { echo "run.sh: an argument may hold no comma or space: '$a'" >&2; exit 2; }
+done
+ARGS=$(IFS=,; echo "$*")
+. "$HERE/kernel.pin"
+CACHE=${FERRY_VM_CACHE:-/var/cache/ferry-vm}
+command -v qemu-system-x86_64 >/dev/null || { echo "run.sh: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 125; }
+TREE=$("$HERE/fetch-kernel.sh")
+INITRD=$CACHE/initramfs-$KVER.gz
+"$HERE/mkinitramfs.sh" "$TREE" "$INITRD"
+LOG=${FERRY_VM_LOG:-$REPO/build/vm/console.log}
+mkdir -p "$(dirname "$LOG")"
+
+# Two free UDP ports next to each other (a busy one only makes qemu fail).
+base=$((20000 + RANDOM % 20000))
+P0=$base P1=$((base + 1))
+IOMMU=${FERRY_VM_IOMMU_PLATFORM:-on}
+NIC=(disable-legacy=on,iommu_platform=$IOMMU,queue_reset=on)
+APPEND="console=ttyS0 loglevel=4 panic=-1 ferry.script=$SCRIPT ferry.cwd=$PWD ferry.tree=$TREE"
+[[ -n $ARGS ]] && APPEND+=" ferry.args=$ARGS"
+
+t0=$(date +%s)
+set +e
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -cpu max \
+	-smp "${FERRY_VM_SMP:-2}" -m "${FERRY_VM_MEM:-2G}" \
+	-display none -vga none -monitor none -serial stdio -no-reboot \
+	-kernel "$TREE/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-netdev socket,id=n0,udp=127.0.0.1:$P1,localaddr=127.0.0.1:$P0 \
+	-device virtio-net-pci,netdev=n0,mac=52:54:00:fe:00:00,"${NIC[0]}" \
+	-netdev socket,id=n1,udp=127.0.0.1:$P0,localaddr=127.0.0.1:$P1 \
+	-device virtio-net-pci,netdev=n1,mac=52:54:00:fe:00:01,"${NIC[0]}" \
+	</dev/null 2>&1 | tee "$LOG"
+qrc=${PIPESTATUS[0]}
+set -e
+t1=$(date +%s)
+rc=$(sed -n 's/.*FERRY-VM-RESULT rc=\([0-9]*\).*/\1/p' "$LOG" | tail -1)
+if [[ -z $rc ]]; then
+	if [[ $qrc == 124 ]]; then
+		echo "run.sh: timeout after ${TIMEOUT}s (console: $LOG)" >&2
+		exit 124
+	fi
+	echo "run.sh: the guest gave no result (qemu exit $qrc; console: $LOG)" >&2
+	exit 125
+fi
+echo "run.sh: $(basename "$SCRIPT") exit $rc in $((t1 - t0)) s (console: $LOG)" >&2
+exit "$rc"
