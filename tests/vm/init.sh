@@ -10,13 +10,14 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-script= args= tree= workdir=/
+script= args= tree= workdir=/ debug=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	ferry.script=*) script=${a#ferry.script=} ;;
 	ferry.args=*) args=$(echo "${a#ferry.args=}" | tr , ' ') ;;
 	ferry.tree=*) tree=${a#ferry.tree=} ;;
 	ferry.cwd=*) workdir=${a#ferry.cwd=} ;;
+	ferry.debug=*) debug=${a#ferry.debug=} ;;
 	esac
 done
 fail() {
@@ -57,7 +58,7 @@ echo "FERRY-VM: booted $kver, running ${script:-nothing} $args"
 rc=125
 if [ -n "$script" ]; then
 	chroot $R /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb \
-		FERRY_VM=1 /bin/bash -c 'cd "$1" && shift && exec /bin/bash "$@"' - "$workdir" "$script" $args
+		FERRY_VM=1 FERRY_VM_DEBUG=$debug /bin/bash -c 'cd "$1" && shift && exec /bin/bash "$@"' - "$workdir" "$script" $args
 	rc=$?
 fi
 echo "FERRY-VM-RESULT rc=$rc"
