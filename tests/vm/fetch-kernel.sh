@@ -3,18 +3,19 @@
 # Debian's archive with apt-get, using a private apt configuration under the
 # cache dir (the host's sources are not touched), check its sha256 and unpack
 # it with dpkg-deb -x. Idempotent: does nothing when the unpacked tree exists.
+# FERRY_VM_PIN=FILE uses another pin file (same fields) instead of kernel.pin.
 # Prints the unpacked tree's path.  Cache: $FERRY_VM_CACHE (/var/cache/ferry-vm).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=kernel.pin
-. "$HERE/kernel.pin"
+. "${FERRY_VM_PIN:-$HERE/kernel.pin}"
 CACHE=${FERRY_VM_CACHE:-/var/cache/ferry-vm}
 TREE=$CACHE/kernel-$KVER
 if [[ -f $TREE/.ok ]]; then
 	echo "$TREE"
 	exit 0
 fi
-APT=$CACHE/apt
+APT=$CACHE/apt-$SUITE
 mkdir -p "$APT/etc" "$APT/state/lists/partial" "$APT/cache/archives/partial" "$CACHE/deb"
 echo "deb http://deb.debian.org/debian $SUITE main" >"$APT/etc/sources.list"
 aptopts=(-o Dir::Etc::SourceList="$APT/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null

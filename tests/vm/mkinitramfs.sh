@@ -6,7 +6,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=kernel.pin
-. "$HERE/kernel.pin"
+. "${FERRY_VM_PIN:-$HERE/kernel.pin}"
 TREE=$1
 OUT=$2
 BUSYBOX=/bin/busybox
@@ -17,7 +17,7 @@ if ! file -L "$BUSYBOX" | grep -q 'statically linked'; then
 	echo "mkinitramfs: $BUSYBOX is not static (apt-get install busybox-static)" >&2
 	exit 1
 fi
-if [[ -s $OUT && $OUT -nt $HERE/init.sh && $OUT -nt $HERE/mkinitramfs.sh && $OUT -nt $HERE/kernel.pin ]]; then
+if [[ -s $OUT && $OUT -nt $HERE/init.sh && $OUT -nt $HERE/mkinitramfs.sh && $OUT -nt ${FERRY_VM_PIN:-$HERE/kernel.pin} ]]; then
 	exit 0
 fi
 W=$(mktemp -d)

@@ -43,7 +43,7 @@ for a in "$@"; do
 	[[ $a == *[,\ ]* ]] && { echo "run.sh: an argument may hold no comma or space: '$a'" >&2; exit 2; }
 done
 ARGS=$(IFS=,; echo "$*")
-. "$HERE/kernel.pin"
+. "${FERRY_VM_PIN:-$HERE/kernel.pin}"
 CACHE=${FERRY_VM_CACHE:-/var/cache/ferry-vm}
 command -v qemu-system-x86_64 >/dev/null || { echo "run.sh: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 125; }
 TREE=$("$HERE/fetch-kernel.sh")
