@@ -10,7 +10,7 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-script= args= tree= workdir=/ debug=
+script='' args='' tree='' workdir=/ debug=''
 for a in $(cat /proc/cmdline); do
 	case $a in
 	ferry.script=*) script=${a#ferry.script=} ;;
