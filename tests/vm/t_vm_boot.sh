@@ -15,39 +15,13 @@
 #      (see README.md), and frames may arrive on a queue ferry did not bind.
 # On a failure: the error, ferryd's log and the kernel's last messages.
 set -uo pipefail
-FERRYD=${FERRYD:-build/daemon/ferryd}
-FERRYCTL=${FERRYCTL:-build/ctl/ferryctl}
-SOCK=/run/ferry-vm.sock
-fails=0
-ok() { echo "ok   $*"; }
-bad() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-finish() {
-	if ((fails)); then
-		echo "--- ferryd log"
-		cat /run/ferry-vm.log 2>/dev/null | tail -40
-		echo "--- dmesg (last 40)"
-		dmesg | tail -40
-	fi
-	[[ -n ${FPID:-} ]] && kill "$FPID" 2>/dev/null
-	echo "t_vm_boot: $fails failed"
-	exit $((fails ? 1 : 0))
-}
-trap finish EXIT
+# shellcheck source=guest_lib.sh
+. "$(dirname "$0")/guest_lib.sh"
 
 kver=$(uname -r)
 IFS=.- read -r maj min _ <<<"$kver"
 if ((maj > 6 || (maj == 6 && min >= 13))); then ok "kernel $kver >= 6.13"; else bad "kernel $kver < 6.13"; fi
 
-nic_by_mac() {
-	local n
-	for n in /sys/class/net/*; do
-		[[ $(cat "$n/address") == "$1" ]] && { echo "${n##*/}"; return 0; }
-	done
-	return 1
-}
 N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
 drv0=$(basename "$(readlink -f "/sys/class/net/$N0/device/driver" 2>/dev/null)" 2>/dev/null)
 drv1=$(basename "$(readlink -f "/sys/class/net/$N1/device/driver" 2>/dev/null)" 2>/dev/null)

@@ -9,34 +9,8 @@
 # queue virtio_net uses once XDP is attached is one ferry binds (a workaround
 # for the multi-queue finding in README.md).
 set -uo pipefail
-FERRYD=${FERRYD:-build/daemon/ferryd}
-FERRYCTL=${FERRYCTL:-build/ctl/ferryctl}
-SOCK=/run/ferry-vm.sock
-fails=0
-ok() { echo "ok   $*"; }
-bad() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-finish() {
-	if ((fails)); then
-		echo "--- ferryd log"
-		tail -40 /run/ferry-vm.log 2>/dev/null
-		echo "--- dmesg (last 30)"
-		dmesg | tail -30
-	fi
-	[[ -n ${FPID:-} ]] && kill "$FPID" 2>/dev/null
-	echo "t_vm_zc_reflect: $fails failed"
-	exit $((fails ? 1 : 0))
-}
-trap finish EXIT
-nic_by_mac() {
-	local n
-	for n in /sys/class/net/*; do
-		[[ $(cat "$n/address") == "$1" ]] && { echo "${n##*/}"; return 0; }
-	done
-	return 1
-}
+# shellcheck source=guest_lib.sh
+. "$(dirname "$0")/guest_lib.sh"
 N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
 [[ -n $N0 && -n $N1 ]] || { bad "no NICs"; exit 1; }
 ip netns add vmpeer
