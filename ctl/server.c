@@ -1019,6 +1019,15 @@ int ctl_server_conn_take(struct ctl_server *srv)
 	return fd;
 }
 
+int ctl_server_conn_fd(struct ctl_server *srv)
+{
+	if (!srv || !srv->running)
+		return -ENOTCONN;
+	if (srv->running->out_off < srv->running->out_len)
+		return -EBUSY;
+	return srv->running->fd;
+}
+
 void ctl_server_stop(struct ctl_server *srv)
 {
 	uint64_t one = 1;

@@ -60,6 +60,13 @@ void ctl_server_stop(struct ctl_server *srv);
  * when no client runs the command (the config file).
  */
 int ctl_server_conn_take(struct ctl_server *srv);
+/*
+ * For a handler: the connection whose command is running, to send on it
+ * before the reply (descriptors with SCM_RIGHTS: `handover pass`); the
+ * server keeps it. -EBUSY while earlier replies are still queued,
+ * -ENOTCONN as above.
+ */
+int ctl_server_conn_fd(struct ctl_server *srv);
 /* Closes clients and the listener and unlinks the socket path. */
 void ctl_server_destroy(struct ctl_server *srv);
 

@@ -5,8 +5,11 @@
  * has no reason to type them.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "cmd.h"
 #include "ferry.h"
@@ -15,10 +18,12 @@
 #include "sockmap.h"
 #include "takeover.h"
 
-enum { BEGIN, RELEASE, COMMIT, ABORT };
+enum { BEGIN, RELEASE, COMMIT, ABORT, PASS, OFFER };
 
+/* offer: begin, and the UMEM files with it (for a successor that reads
+ * descriptors: `ferryd --takeover`) */
 static const char *const step_words[] = {"begin", "release", "commit", "abort",
-					 NULL};
+					 "pass",  "offer",   NULL};
 
 struct handover_params {
 	uint32_t step;
@@ -59,9 +64,18 @@ static int refuse_sockets(struct ferryd_ctx *ctx, struct ferry_err *err)
 	return 0;
 }
 
-/* {"pid","config"}: the successor replays the configuration. */
-static int begin(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
+static int send_fds(struct ferryd_ctx *ctx, const int *fds, int n);
+
+/*
+ * {"pid","config","progs","pass","umems"}: the successor replays the
+ * configuration, and maps the UMEM files (sent ahead of the reply) while
+ * this daemon still forwards.
+ */
+static int begin(struct ferryd_ctx *ctx, json_t **data, bool offer,
+		 struct ferry_err *err)
 {
+	int fds[FERRY_HANDOVER_MAX_FDS], n = 0;
+	json_t *umems = NULL;
 	char *text;
 	int rc = refuse_sockets(ctx, err);
 
@@ -69,6 +83,13 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 		rc = ferry_handover_begin(ctx->f, data, err);
 	if (rc)
 		return rc;
+	if (offer && (ferry_handover_umems(ctx->f, &umems, fds, &n) ||
+		      json_object_set_new(*data, "umems", umems) ||
+		      send_fds(ctx, fds, n))) {
+		json_decref(*data);
+		*data = NULL;
+		return ferry_fail(err, -EIO, "sending the UMEM files failed");
+	}
 	text = ferryd_config_text(ctx, NULL);
 	if (!text || json_object_set_new(*data, "config", json_string(text))) {
 		free(text);
@@ -77,6 +98,60 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 		return -ENOMEM;
 	}
 	free(text);
+	return 0;
+}
+
+/*
+ * The descriptors go ahead of the reply, on one newline byte (the reply
+ * names them by their index here); the successor reads that byte with
+ * recvmsg, then the reply as usual.
+ */
+static int send_fds(struct ferryd_ctx *ctx, const int *fds, int n)
+{
+	char nl = '\n';
+	struct iovec iov = {.iov_base = &nl, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FERRY_HANDOVER_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+	int fd = ctl_server_conn_fd(ctx->srv);
+
+	if (fd < 0)
+		return fd;
+	if (n) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* The sockets themselves, not a rebuild (takeover_rings.c). */
+static int pass(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
+{
+	int fds[FERRY_HANDOVER_MAX_FDS], n = 0, rc;
+	struct ferry_err ignored;
+
+	rc = refuse_sockets(ctx, err);
+	if (!rc)
+		rc = ferry_handover_pass(ctx->f, data, fds, &n, err);
+	if (rc)
+		return rc;
+	rc = send_fds(ctx, fds, n);
+	if (rc) {
+		json_decref(*data);
+		*data = NULL;
+		ferry_handover_resume(ctx->f, &ignored);
+		return ferry_fail(err, rc, "sending the sockets: %s",
+				  strerror(-rc));
+	}
 	return 0;
 }
 
@@ -91,13 +166,17 @@ static int cmd_handover(void *ctx, int argc, char **argv, json_t **data,
 		return rc;
 	switch (p.step) {
 	case BEGIN:
-		return begin(CMD_CTX(ctx), data, err);
+		return begin(CMD_CTX(ctx), data, false, err);
+	case OFFER:
+		return begin(CMD_CTX(ctx), data, true, err);
 	case RELEASE:
 		rc = ferry_handover_release(CMD_F(ctx), &dropped, err);
 		if (!rc)
 			*data = json_pack("{s:I}", "dropped",
 					  (json_int_t)dropped);
 		return rc;
+	case PASS:
+		return pass(CMD_CTX(ctx), data, err);
 	case ABORT:
 		rc = ferry_handover_resume(CMD_F(ctx), err);
 		break;

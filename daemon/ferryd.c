@@ -135,7 +135,9 @@ static int take_over(struct ferryd_ctx *ctx, const char *sock)
 	rc = ferryd_takeover_run(t, ctx, &msg);
 	if (rc) {
 		log_err("--takeover failed: %s", msg.msg);
-		/* Our sockets hold the queues: gone first, then it resumes. */
+		/* Our sockets hold the queues: gone first, then it resumes.
+		 * Its own sockets, if it passed them, go back untouched. */
+		ferry_takeover_giveback(ctx->f);
 		ferry_takeover_keep_pins(ctx->f);
 		ferry_destroy(ctx->f);
 		ctx->f = NULL;

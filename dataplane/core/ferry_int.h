@@ -24,8 +24,13 @@ struct ferry_handover {
 	int (*release)(void *arg, struct ferry_err *msg);
 	void *release_arg;
 	bool release_done;
+	bool adopted; /* serving the old ferryd's own sockets (a pass) */
+	/* its UMEM files, mapped ahead by worker id (takeover_premap) */
+	struct ferry_umem *pre[FERRY_MAX_WORKERS];
 	/* old side */
 	bool released;	       /* sockets closed for a successor */
+	bool passed;	       /* released by handing them over instead */
+	uint64_t paused_ns;    /* passed: when the workers parked */
 	uint64_t resume_at_ns; /* released: resume by itself after this */
 	bool handed_over;      /* committed: exit leaves XDP attached */
 	bool keep_pins;	       /* destroy leaves the pins (either side) */
@@ -73,6 +78,9 @@ struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
  * time from the successor's on the same CPU.
  */
 void ferry_workers_stop(struct ferry *f);
+/* takeover_rings.c: the old side's resume and commit after a pass. */
+int ferry_handover_pass_resume(struct ferry *f);
+void ferry_handover_pass_commit(struct ferry *f);
 int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
 /*
  * The interface under p is gone: its sockets and program are closed, its

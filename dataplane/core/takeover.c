@@ -61,8 +61,9 @@ int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
 			progs = NULL;
 		}
 	}
-	*out = progs ? json_pack("{s:i,s:o}", "pid", (int)getpid(), "progs",
-				 progs)
+	/* "pass": it can hand its sockets over (`handover pass`). */
+	*out = progs ? json_pack("{s:i,s:o,s:b}", "pid", (int)getpid(), "progs",
+				 progs, "pass", 1)
 		     : NULL;
 	return *out ? 0 : -ENOMEM;
 }
@@ -171,6 +172,18 @@ int ferry_handover_resume(struct ferry *f, struct ferry_err *msg)
 
 	if (!f->ho.released)
 		return ferry_fail(msg, -EINVAL, "nothing was released");
+	if (f->ho.passed) {
+		ferry_handover_pass_resume(f);
+		for (i = 0; i < f->ports.n; i++) {
+			err = xdp_reattach(f->ports.v[i], msg);
+			if (err)
+				return err;
+		}
+		log_info("handover: aborted; serving %d port(s) again on the "
+			 "same sockets",
+			 f->ports.n);
+		return 0;
+	}
 	if (!f->workers.n) {
 		err = ferry_workers_restart(f, msg);
 		if (err)
@@ -211,6 +224,8 @@ int ferry_handover_commit(struct ferry *f, struct ferry_err *msg)
 				  "'handover release' comes first");
 	/* The programs are the successor's now (or ours, replaced by its):
 	 * exit without detaching anything or removing the pins. */
+	if (f->ho.passed)
+		ferry_handover_pass_commit(f);
 	for (i = 0; i < f->ports.n; i++)
 		f->ports.v[i]->prog_id = 0;
 	f->ho.handed_over = true;

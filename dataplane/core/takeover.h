@@ -54,6 +54,21 @@ int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg);
  */
 int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 			   struct ferry_err *msg);
+/*
+ * The gapless alternative to a release (takeover_rings.c): parks every
+ * worker at a batch boundary and describes, in *out, each worker's UMEM
+ * and each socket (ring positions and frame tags stay in shared memory),
+ * with counters; fds[*n_fds]: the UMEM files and sockets *out refers to
+ * by index, for the daemon to send (SCM_RIGHTS). Refused (-EOPNOTSUPP, no
+ * change) where only a rebuild can hand over: DPDK or spread ports. Abort
+ * and the timeout resume as after a release; commit forgets the sockets.
+ */
+#define FERRY_HANDOVER_MAX_FDS 253 /* SCM_MAX_FD */
+/* With begin: every worker's UMEM file ({"id","fd","frames","hugepages"}
+ * in *out, fds to send), for the successor to map ahead of the pass. */
+int ferry_handover_umems(struct ferry *f, json_t **out, int *fds, int *n_fds);
+int ferry_handover_pass(struct ferry *f, json_t **out, int *fds, int *n_fds,
+			struct ferry_err *msg);
 /* Reopens the sockets after a release (abort or timeout); 0 or -errno. */
 int ferry_handover_resume(struct ferry *f, struct ferry_err *msg);
 /* After a release: the successor owns XDP and pins; exit leaves them. */
@@ -86,6 +101,24 @@ void ferry_takeover_start(struct ferry *f, uint32_t old_pid,
  * swapped in; 0 or -errno with msg.
  */
 int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg);
+/*
+ * Instead of the release: serve the sockets and UMEMs the old ferryd
+ * passed (ferry_handover_pass: desc and fds, all taken, closed or kept),
+ * with its counters, and set the ports' apps; every worker held paused
+ * until all is in place. 0, or -errno with msg and nothing adopted: the
+ * old ferryd resumes on `handover abort`, and a rebuild can follow.
+ */
+int ferry_takeover_adopt(struct ferry *f, json_t *desc, int *fds, int n_fds,
+			 struct ferry_err *msg);
+/* The UMEM files begin sent (ferry_handover_umems: umems, fds, all
+ * taken): mapped and faulted in now, used by ferry_takeover_adopt when
+ * the pass names the same files. */
+void ferry_takeover_premap(struct ferry *f, const json_t *umems, int *fds,
+			   int n_fds);
+/* A takeover that failed after the adoption: the sockets and UMEMs are
+ * dropped as they are (their state written back), for the old ferryd to
+ * resume on; before ferry_destroy(). Nothing when nothing was adopted. */
+void ferry_takeover_giveback(struct ferry *f);
 /* After a failed takeover: destroy leaves pins to the old daemon. */
 void ferry_takeover_keep_pins(struct ferry *f);
 

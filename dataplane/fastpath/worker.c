@@ -885,7 +885,8 @@ static inline uint32_t pq_rx(struct ferry_worker *w, struct ferry_pq *pq)
 static void worker_park(struct ferry_worker *w)
 {
 	__atomic_store_n(&w->paused, 1, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE))
+	while (__atomic_load_n(&w->pause_req, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
 		usleep(20);
 	__atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
 }
@@ -985,6 +986,10 @@ static void *worker_main(void *arg)
 			idle = 0;
 		} else if (w->gen_wait_ns) {
 			worker_sleep(w, w->gen_wait_ns);
+		} else if (!w->n_pq && !w->n_dq) {
+			/* Nothing to serve: no spinning (a hot restart's new
+			 * workers share CPUs with the old ones). */
+			worker_sleep(w, POLL_TIMEOUT_MS * 1000000ull);
 		} else if (w->idle == FERRY_IDLE_POLL ||
 			   ++idle > IDLE_SPIN_LOOPS) {
 			worker_sleep(w, POLL_TIMEOUT_MS * 1000000ull);
@@ -1004,7 +1009,7 @@ static void worker_wake(struct ferry_worker *w)
 
 void ferry_worker_pause(struct ferry_worker *w)
 {
-	if (!w->started)
+	if (!w->started || w->pause_depth++)
 		return;
 	__atomic_store_n(&w->pause_req, 1, __ATOMIC_RELEASE);
 	worker_wake(w);
@@ -1014,7 +1019,7 @@ void ferry_worker_pause(struct ferry_worker *w)
 
 void ferry_worker_resume(struct ferry_worker *w)
 {
-	if (!w->started)
+	if (!w->started || --w->pause_depth)
 		return;
 	__atomic_store_n(&w->pause_req, 0, __ATOMIC_RELEASE);
 	/* Wait for the worker to leave the park, so a quick second pause
@@ -1143,6 +1148,65 @@ int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
 	for (off = 0; off < w->umem->size; off += 4096)
 		((volatile uint8_t *)w->umem->area)[off] = 0;
 	return 0;
+}
+
+int ferry_worker_pq_adopt(struct ferry_worker *w, struct ferry_pq *pq,
+			  struct ferry_xsk *x)
+{
+	if (w->n_pq >= FERRY_MAX_WQ || x->umem != w->umem)
+		return -EINVAL;
+	pq->xsk = x;
+	pq->w = w;
+	pq->busy_poll = x->busy_poll;
+	w->pq[w->n_pq++] = pq;
+	worker_build_pfd(w);
+	/* What the old owner submitted and did not kick out yet. */
+	if (ferry_xsk_tx_unsent(x))
+		sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return 0;
+}
+
+void ferry_worker_handover_export(struct ferry_worker *w)
+{
+	uint32_t i;
+
+	/* Frames other workers handed back are the pool's again. */
+	for (i = 0; i < w->n_pq; i++)
+		if (w->pq[i]->rets)
+			pq_drain_rets(w, w->pq[i]);
+	if (w->umem)
+		ferry_umem_export(w->umem);
+}
+
+void ferry_worker_handover_import(struct ferry_worker *w)
+{
+	uint32_t i;
+
+	if (!w->umem)
+		return;
+	ferry_umem_import(w->umem);
+	for (i = 0; i < w->n_pq; i++)
+		ferry_xsk_resync(w->pq[i]->xsk);
+	if (w->umem->parked)
+		ferry_xsk_resync(w->umem->parked);
+}
+
+void ferry_worker_forget(struct ferry_worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->n_pq; i++) {
+		ferry_xsk_forget(w->pq[i]->xsk);
+		w->pq[i]->xsk = NULL;
+		w->pq[i]->w = NULL;
+	}
+	w->n_pq = 0;
+	worker_build_pfd(w);
+	if (!w->umem)
+		return;
+	ferry_xsk_forget(w->umem->parked);
+	ferry_umem_forget(w->umem);
+	w->umem = NULL;
 }
 
 int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,

@@ -170,6 +170,7 @@ struct ferry_worker {
 	_Alignas(64) int id;
 	int cpu;
 	int wake_fd;
+	int pause_depth; /* pauses nest: the outermost resume resumes */
 	bool started;
 	pthread_t thread;
 	/* native sockets, the wake fd, then the DPDK queues' sockets */
@@ -191,7 +192,9 @@ struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle);
 void ferry_worker_destroy(struct ferry_worker *w);
 int ferry_worker_start(struct ferry_worker *w);
 
-/* Parks the worker at the top of its loop; returns when it is parked. */
+/* Parks the worker at the top of its loop; returns when it is parked.
+ * Pauses nest (control thread only): a hot restart holds every worker
+ * paused across steps that pause and resume one. */
 void ferry_worker_pause(struct ferry_worker *w);
 void ferry_worker_resume(struct ferry_worker *w);
 
@@ -206,6 +209,19 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq);
 /* Hot restart: w's UMEM made and faulted in ahead of its first socket. */
 int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
 			      bool try_hugepages);
+/*
+ * Hot restart (takeover.h), w paused or not started. pq_adopt: serve an
+ * adopted socket (ferry_xsk_adopt) on w's adopted UMEM. handover_export:
+ * the pool's state into the UMEM's shared file, for a successor;
+ * handover_import: read back (rings included) after a successor gave them
+ * back. forget: every socket and the UMEM dropped without a frame moved:
+ * they are the successor's.
+ */
+int ferry_worker_pq_adopt(struct ferry_worker *w, struct ferry_pq *pq,
+			  struct ferry_xsk *x);
+void ferry_worker_handover_export(struct ferry_worker *w);
+void ferry_worker_handover_import(struct ferry_worker *w);
+void ferry_worker_forget(struct ferry_worker *w);
 /*
  * Software RSS: a socket for w next to pool's (another worker's), sharing
  * its buffer pool; frames go back through ret. Needs both workers paused,

@@ -266,6 +266,8 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 			    struct ferry_err *msg);
 /* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
 void ferry_port_sockets_close(struct ferry_port *p);
+/* Facts p's first socket tells (zero-copy, TX budget, hugepages). */
+void ferry_port_note_binding(struct ferry_port *p);
 /* Hot restart: binds a deferred port's sockets (not in the XSKMAP yet). */
 int ferry_port_bind_deferred(const struct ferry_port_env *env,
 			     struct ferry_port *p, struct ferry_err *msg);

@@ -93,7 +93,7 @@ void ferry_port_sockets_close(struct ferry_port *p)
 }
 
 /* Facts the first socket tells about the port, for `port show`. */
-static void port_note_binding(struct ferry_port *p)
+void ferry_port_note_binding(struct ferry_port *p)
 {
 	p->zerocopy = p->pq[0].xsk->zerocopy;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
@@ -131,7 +131,7 @@ static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
 	err = ferry_port_sockets_open(env, p, true, msg);
 	if (err)
 		goto err_close;
-	port_note_binding(p);
+	ferry_port_note_binding(p);
 	err = ferry_port_xdp_attach(p, msg);
 	if (err)
 		goto err_close;
@@ -148,7 +148,7 @@ int ferry_port_bind_deferred(const struct ferry_port_env *env,
 	int err = ferry_port_sockets_open(env, p, false, msg);
 
 	if (!err)
-		port_note_binding(p);
+		ferry_port_note_binding(p);
 	return err;
 }
 

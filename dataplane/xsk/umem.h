@@ -9,6 +9,11 @@
  * where it is (the pool, or which socket's rings hold it), so that closing
  * a socket gives back exactly the frames the kernel held for it and the
  * frame count always returns to where it started.
+ *
+ * The memory is a memfd (on hugetlbfs when the host has 2 MB pages), mapped
+ * shared, and the pool (free stack and owner tags) lives in the same file,
+ * after the frames: a hot restart hands the file to the successor, which
+ * maps it and finds every frame where the old daemon left it (takeover.h).
  */
 #ifndef FERRY_UMEM_H
 #define FERRY_UMEM_H
@@ -43,6 +48,23 @@ struct ferry_umem_params {
 	bool try_hugepages;
 };
 
+/*
+ * The pool's scalar state, in the shared file after the frames: written by
+ * ferry_umem_export() when the owner hands over, read by ferry_umem_adopt().
+ * The free stack and owner tags follow it and are live there all along.
+ */
+#define FERRY_UMEM_MAGIC 0x66727279756d656dull /* "frryumem" */
+struct ferry_umem_shared {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t n_frames;
+	uint32_t n_free;
+	uint32_t frame_size;
+	uint64_t area_size;
+	uint64_t sock_slots[FERRY_OWNER_MAX_SOCK / 64];
+	uint8_t multibuf;
+};
+
 struct ferry_umem {
 	/* hot: data plane */
 	uint8_t *area;
@@ -51,7 +73,11 @@ struct ferry_umem {
 	uint32_t n_free;
 	uint32_t n_frames;
 	/* cold: control plane */
-	uint64_t size;
+	uint64_t size;	   /* the frames: what the sockets register */
+	uint64_t map_size; /* the whole file: frames, then the pool */
+	int fd;		   /* the memfd */
+	uint64_t ino;	   /* its inode: which file a successor was given */
+	struct ferry_umem_shared *sh;
 	int reg_fd; /* socket that registered the UMEM (-1: none yet) */
 	struct ferry_xsk *parked; /* registering socket whose port is gone */
 	bool hugepages;
@@ -63,6 +89,25 @@ struct ferry_umem {
 
 struct ferry_umem *ferry_umem_create(const struct ferry_umem_params *p);
 void ferry_umem_destroy(struct ferry_umem *u);
+
+/*
+ * Hot restart. export: the pool's scalar state into the shared file (the
+ * owning worker paused). adopt: a UMEM from another process's file (fd,
+ * taken over: closed with the UMEM), its pool as exported; NULL with errno
+ * (EPROTO: not a ferry UMEM of n_frames). forget: unmaps and frees without
+ * touching the file's contents, which belong to the successor now.
+ */
+void ferry_umem_export(struct ferry_umem *u);
+void ferry_umem_import(struct ferry_umem *u);
+struct ferry_umem *ferry_umem_adopt(int fd, uint32_t n_frames, bool hugepages,
+				    int numa_node);
+/* adopt in two steps: map (and fault in) the file ahead, while its owner
+ * still serves it; then, once it has exported, take the pool's state
+ * (0, or -EPROTO: not a ferry UMEM of that size). */
+struct ferry_umem *ferry_umem_map(int fd, uint32_t n_frames, bool hugepages,
+				  int numa_node);
+int ferry_umem_adopted(struct ferry_umem *u);
+void ferry_umem_forget(struct ferry_umem *u);
 
 /* Socket slot for owner tags; -ENOSPC when all are taken. */
 int ferry_umem_slot_get(struct ferry_umem *u);

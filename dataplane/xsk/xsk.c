@@ -90,25 +90,35 @@ static void unmap_rings(struct ferry_xsk *x)
 	}
 }
 
-static int setup_rings(struct ferry_xsk *x)
+static int ring_opts(struct ferry_xsk *x)
 {
-	struct xdp_mmap_offsets off;
-	socklen_t optlen = sizeof(off);
-	int err;
-
 	/* A socket sharing a pool must not have fill/completion rings: the
 	 * kernel refuses the bind (EINVAL) if it does. */
-	err = x->shares_pool
-		      ? 0
-		      : ring_opt(x->fd, XDP_UMEM_FILL_RING, x->ring_size);
+	int err = x->shares_pool
+			  ? 0
+			  : ring_opt(x->fd, XDP_UMEM_FILL_RING, x->ring_size);
+
 	if (!err && !x->shares_pool)
 		err = ring_opt(x->fd, XDP_UMEM_COMPLETION_RING, x->ring_size);
 	if (!err)
 		err = ring_opt(x->fd, XDP_RX_RING, x->ring_size);
 	if (!err)
 		err = ring_opt(x->fd, XDP_TX_RING, x->ring_size);
-	if (err)
-		return err;
+	return err;
+}
+
+/*
+ * Maps the rings and takes the positions from the shared ring words: on a
+ * fresh socket the kernel's zeros, on an adopted one (a hot restart) where
+ * the previous owner left them, every reserved entry submitted and every
+ * peeked one released.
+ */
+static int map_rings(struct ferry_xsk *x)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	int err;
+
 	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
 		return -errno;
 
@@ -125,18 +135,31 @@ static int setup_rings(struct ferry_xsk *x)
 			       XDP_UMEM_PGOFF_COMPLETION_RING);
 	if (err)
 		goto err_unmap;
-
-	cons_init(&x->rx, x->map[MAP_RX], &off.rx, x->ring_size);
-	prod_init(&x->tx, x->map[MAP_TX], &off.tx, x->ring_size);
-	if (x->shares_pool)
-		return 0;
-	prod_init(&x->fq, x->map[MAP_FQ], &off.fr, x->ring_size);
-	cons_init(&x->cq, x->map[MAP_CQ], &off.cr, x->ring_size);
+	x->off = off;
+	ferry_xsk_resync(x);
 	return 0;
 
 err_unmap:
 	unmap_rings(x);
 	return err;
+}
+
+void ferry_xsk_resync(struct ferry_xsk *x)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	cons_init(&x->rx, x->map[MAP_RX], &x->off.rx, x->ring_size);
+	prod_init(&x->tx, x->map[MAP_TX], &x->off.tx, x->ring_size);
+	if (x->shares_pool)
+		return;
+	prod_init(&x->fq, x->map[MAP_FQ], &x->off.fr, x->ring_size);
+	cons_init(&x->cq, x->map[MAP_CQ], &x->off.cr, x->ring_size);
+}
+
+static int setup_rings(struct ferry_xsk *x)
+{
+	int err = ring_opts(x);
+
+	return err ? err : map_rings(x);
 }
 
 static int register_umem(struct ferry_xsk *x)
@@ -373,6 +396,71 @@ void ferry_xsk_destroy(struct ferry_xsk *x, bool umem_going)
 		u->reg_fd = -1;
 	ferry_umem_reclaim(u, x->fill_tag);
 	ferry_umem_slot_put(u, x->slot);
+	free(x);
+}
+
+struct ferry_xsk *ferry_xsk_adopt(struct ferry_umem *u,
+				  const struct ferry_xsk_adopt *a)
+{
+	struct xdp_options opts = {0};
+	socklen_t len = sizeof(opts);
+	struct ferry_xsk *x;
+	int err;
+
+	if (a->slot < 0 || a->slot >= FERRY_OWNER_MAX_SOCK ||
+	    !(u->sock_slots[a->slot / 64] & (1ull << (a->slot % 64))) ||
+	    !a->ring_size || (a->ring_size & (a->ring_size - 1))) {
+		close(a->fd);
+		errno = EPROTO;
+		return NULL;
+	}
+	/* An AF_XDP socket, bound (XDP_OPTIONS answers only on those). */
+	if (getsockopt(a->fd, SOL_XDP, XDP_OPTIONS, &opts, &len)) {
+		err = errno;
+		close(a->fd);
+		errno = err;
+		return NULL;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		close(a->fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	x->fd = a->fd;
+	x->umem = u;
+	x->slot = a->slot;
+	x->fill_tag = FERRY_OWNER_FILL(x->slot);
+	x->tx_tag = FERRY_OWNER_TX(x->slot);
+	x->ifindex = a->ifindex;
+	x->queue = a->queue;
+	x->ring_size = a->ring_size;
+	x->zerocopy = opts.flags & XDP_OPTIONS_ZEROCOPY;
+	x->multibuf = u->multibuf;
+	x->need_wakeup = a->need_wakeup;
+	x->tx_budget_set = a->tx_budget_set;
+	x->busy_poll = a->busy_poll;
+	x->registers_umem = a->registers_umem;
+	/* Since Linux 6.4 the fill and completion rings of a bound socket
+	 * can be mapped again (the pool's); before, this fails. */
+	err = map_rings(x);
+	if (err) {
+		close(x->fd);
+		free(x);
+		errno = -err;
+		return NULL;
+	}
+	if (x->registers_umem)
+		u->reg_fd = x->fd;
+	return x;
+}
+
+void ferry_xsk_forget(struct ferry_xsk *x)
+{
+	if (!x)
+		return;
+	unmap_rings(x);
+	close(x->fd);
 	free(x);
 }
 

@@ -64,6 +64,20 @@ struct ferry_xsk {
 	bool shares_pool; /* no fill/completion rings of its own */
 	void *map[4];
 	size_t map_len[4];
+	struct xdp_mmap_offsets off;
+};
+
+/* What a hot restart hands over of one socket (the rest the fd tells). */
+struct ferry_xsk_adopt {
+	int fd; /* taken: closed on failure and with the socket */
+	int ifindex;
+	uint32_t queue;
+	uint32_t ring_size;
+	int slot; /* its owner tags in the UMEM's pool */
+	bool registers_umem;
+	bool need_wakeup;
+	bool tx_budget_set;
+	bool busy_poll;
 };
 
 /*
@@ -80,6 +94,18 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
  * socket is parked instead unless the UMEM is going away too.
  */
 void ferry_xsk_destroy(struct ferry_xsk *x, bool umem_going);
+/*
+ * Hot restart. adopt: a bound socket of another process on u (adopted
+ * too), its rings mapped again here and their positions read from the
+ * shared ring words; NULL with errno (EPROTO: a slot u does not know).
+ * forget: unmaps and closes, leaving the frames' tags and the rings as
+ * they are: the successor owns them now. resync: the ring positions read
+ * again (after a successor that gave the socket back).
+ */
+struct ferry_xsk *ferry_xsk_adopt(struct ferry_umem *u,
+				  const struct ferry_xsk_adopt *a);
+void ferry_xsk_forget(struct ferry_xsk *x);
+void ferry_xsk_resync(struct ferry_xsk *x);
 /* Reads the kernel's XDP_STATISTICS; 0 or -errno. */
 int ferry_xsk_stats(const struct ferry_xsk *x, struct ferry_xsk_ctrs *out);
 /* Descriptors in the TX ring the kernel has not consumed yet. */

@@ -401,7 +401,7 @@ static void test_usage_from_rows(void **state)
 	usage_is("workers", "[CPULIST] [idle busy|poll]");
 	usage_is("xconnect add", "PORT_IN PORT_OUT [path auto|xsk|kernel]");
 	usage_is("port show", "[NAME]");
-	usage_is("handover", "begin|release|commit|abort");
+	usage_is("handover", "begin|release|commit|abort|pass|offer");
 	usage_is("proxy add", "NAME listen ADDR:PORT backend ADDR:PORT "
 			      "[limit BYTES] [coalesce BYTES]");
 	usage_is("sockmap attach",
