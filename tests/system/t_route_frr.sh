@@ -13,6 +13,9 @@
 #    its path, every flow moves to srv2, none lost after the move; TCP to
 #    srv2 byte-exact; srv's bgpd back (SIGCONT): two paths again;
 #  - both withdraw the prefix: the route goes, pings fail.
+#  - IPv6, one path: srv announces fd84:100::1/128 over an IPv6 session;
+#    zebra installs it through an object of the peer's link-local
+#    address; ping and TCP through it, then withdrawn: pings fail.
 # The dut's kernel forwards nothing itself, and ferry's mirror meets
 # nothing from zebra that it does not know.
 set -euo pipefail
@@ -29,12 +32,17 @@ tb_routed 84
 tb_ns srv2
 tb_veth dut d2 srv2 s2
 D2=$(tb_ifname d2) S2=$(tb_ifname s2) srv2=$(tb_nsname srv2)
+# IPv6 on srv2's lo too (tb_routed has it elsewhere): the prefix is there
+ip netns exec "$srv2" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+	net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0 \
+	"net.ipv6.conf.$S2.disable_ipv6=0" >/dev/null
 ip -n "$dut" addr add 10.84.3.254/24 dev "$D2"
 ip -n "$srv2" addr add 10.84.3.1/24 dev "$S2"
 ip -n "$srv2" route add default via 10.84.3.254
-PFX=10.84.100.1/32 ADDR=10.84.100.1
+PFX=10.84.100.1/32 ADDR=10.84.100.1 PFX6=fd84:100::1/128 ADDR6=fd84:100::1
 for ns in "$srv" "$srv2"; do
 	ip -n "$ns" addr add "$PFX" dev lo
+	ip -n "$ns" addr add "$PFX6" dev lo
 done
 # flows spread by their ports too, on both paths (the kernel's hash for
 # bpf_fib_lookup; ferry's workers hash the 5-tuple anyway)
@@ -69,10 +77,16 @@ router bgp 65000
  bgp bestpath as-path multipath-relax
 $(peer 10.84.2.1 65001)
 $(peer 10.84.3.1 65002)
+$(peer fd84:2::1 65001)
  address-family ipv4 unicast
   maximum-paths 2
   neighbor 10.84.2.1 route-map NONE out
   neighbor 10.84.3.1 route-map NONE out
+  no neighbor fd84:2::1 activate
+ exit-address-family
+ address-family ipv6 unicast
+  neighbor fd84:2::1 activate
+  neighbor fd84:2::1 route-map NONE out
  exit-address-family
 EOF
 )" || tb_die "FRR on the dut"
@@ -83,8 +97,14 @@ router bgp 65001
  bgp router-id 10.84.2.1
  no bgp ebgp-requires-policy
 $(peer 10.84.2.254 65000)
+$(peer fd84:2::fe 65000)
  address-family ipv4 unicast
   network $PFX
+  no neighbor fd84:2::fe activate
+ exit-address-family
+ address-family ipv6 unicast
+  neighbor fd84:2::fe activate
+  network $PFX6
  exit-address-family
 EOF
 )" || tb_die "FRR on srv"
@@ -117,7 +137,11 @@ established() {
 	frr_vtysh dut -c "show bgp ipv4 unicast summary json" |
 		jq '[.peers[] | select(.state == "Established")] | length'
 }
-both_up() { [[ $(established) == 2 ]]; }
+established6() {
+	frr_vtysh dut -c "show bgp ipv6 unicast summary json" |
+		jq '[.peers[] | select(.state == "Established")] | length'
+}
+both_up() { [[ $(established) == 2 && $(established6) == 1 ]]; }
 # the dut's kernel route for the prefix: its gateways, sorted, comma-joined
 kgw() {
 	ip -n "$dut" -j route show "$PFX" |
@@ -135,7 +159,10 @@ noports() {
 	ip netns exec "$1" awk '/^Udp:/ && !h { for (i = 2; i <= NF; i++) if ($i == "NoPorts") c = i; h = 1; next }
 		/^Udp:/ { print $c; exit }' /proc/net/snmp
 }
-kfwd() { ip netns exec "$dut" awk '/^Ip: [0-9]/ { print $7 }' /proc/net/snmp; }
+kfwd() { # frames the dut's kernel forwarded itself, IPv4 and IPv6
+	ip netns exec "$dut" cat /proc/net/snmp /proc/net/snmp6 |
+		awk '/^Ip: [0-9]/ { n += $7 } /^Ip6OutForwDatagrams/ { n += $2 } END { print n + 0 }'
+}
 nl() { tb_ctlj dut stats | jq -r ".data.route.netlink.$1"; }
 # flows N K BASE: N UDP flows (source ports BASE..) of K datagrams each from
 # the client to the prefix, paced a little: a burst on a shared 2-core host
@@ -232,7 +259,38 @@ scenario() {
 	assert_eq "$path: srv announces again" 10.84.2.1 "$(fgw)"
 }
 
+# scenario6 PATH TCPPORT: IPv6, one path: srv announces fd84:100::1/128;
+# zebra installs it through an object of the BGP next hop (the peer's
+# link-local address, as bgpd prefers it)
+k6() { # the kernel's gateway and device for the IPv6 prefix
+	ip -n "$dut" -6 -j route show "$PFX6" | jq -r '.[0] | "\(.gateway // "") \(.dev // "")"'
+}
+f6() { # ferry's
+	tb_ctlj dut fib show "$PFX6" | jq -r --arg p "$PFX6" \
+		'[.data[] | select(.prefix == $p) | "\(.via) \(.port)"] | first // ""'
+}
+scenario6() {
+	local path=$1 port=$2 gw out
+	wait_for 60 eval '[[ $(k6) == *" $D1" && $(f6) == *" p1" ]]' || true
+	echo "    $(ip -n "$dut" -6 route show "$PFX6")"
+	assert_match "$path, IPv6: the kernel route via srv" " $D1\$" "$(k6)"
+	assert_match "$path, IPv6: a nexthop object" '^[0-9]+$' \
+		"$(ip -n "$dut" -6 -j route show "$PFX6" | jq -r '.[0].nhid // empty')"
+	gw=$(k6)
+	assert_eq "$path, IPv6: ferry's FIB as the kernel's" "${gw% *} p1" "$(f6)"
+	out=$(tb_routed_ping dut "$cli" "$ADDR6") || tb_die "$path: no IPv6 reply from srv: $out"
+	assert_eq "$path, IPv6: reply hop limit" 1 "$(grep -c 'ttl=63' <<<"$out")"
+	tb_tcpx cli srv "[$ADDR6]" "$port"
+	frr_conf srv "router bgp 65001" "address-family ipv6 unicast" "no network $PFX6"
+	wait_for 30 eval '[[ -z $(k6 | tr -d " ") && -z $(f6) ]]' || true
+	assert_eq "$path, IPv6: withdrawn: no kernel route" "" "$(ip -n "$dut" -6 route show "$PFX6")"
+	assert_eq "$path, IPv6: withdrawn: not in ferry's FIB" "" "$(f6)"
+	assert_fail ip netns exec "$cli" ping -c 2 -i 0.2 -W 1 "$ADDR6"
+	frr_conf srv "router bgp 65001" "address-family ipv6 unicast" "network $PFX6"
+}
+
 scenario xsk 7301
+scenario6 xsk 7305
 assert_ge "xsk path: the workers routed" 256 "$(tb_ctlj dut stats | jq '.data.route.routed // 0')"
 
 # the kernel path: GRO on the end hosts (a DEVMAP redirect into a veth
@@ -247,6 +305,7 @@ for p in p0 p1 p2; do
 done
 f0=$(tb_kstat dut p0 fib.fwd)
 scenario kernel 7311
+scenario6 kernel 7315
 assert_ge "kernel path: p0's XDP forwarded" $((f0 + 512)) "$(tb_kstat dut p0 fib.fwd)"
 assert_eq "p0 redirect errors" 0 "$(tb_kstat dut p0 xdp_redirect_err)"
 
