@@ -96,7 +96,7 @@ static int icmp4_allowed(const uint8_t *ip)
 }
 
 static enum route_verdict
-icmp4_error(const struct route_ctx *ctx, const uint8_t *frame,
+icmp4_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	    const uint8_t *ip, unsigned ip_len, unsigned in_port, uint8_t type,
 	    uint8_t code, uint32_t rest, uint8_t *out, size_t out_cap,
 	    struct route_result *res, struct route_counters *c,
@@ -104,8 +104,13 @@ icmp4_error(const struct route_ctx *ctx, const uint8_t *frame,
 {
 	const struct route_port *in = &ctx->ports[in_port];
 	unsigned quote = ip_len < ICMP4_MAX_QUOTE ? ip_len : ICMP4_MAX_QUOTE;
-	unsigned tot = 20 + 8 + quote;
+	unsigned tot;
 	uint8_t *o, *icmp;
+
+	/* A chain's quote comes from its first piece alone. */
+	if (quote > head - ETH_HLEN)
+		quote = (unsigned)(head - ETH_HLEN);
+	tot = 20 + 8 + quote;
 
 	if (!in->ip4 || !icmp4_allowed(ip) || out_cap < ETH_HLEN + tot) {
 		c->n[ROUTE_R_icmp_suppressed]++;
@@ -175,7 +180,7 @@ static uint16_t icmp6_csum(const uint8_t *ip6, const uint8_t *icmp,
 }
 
 static enum route_verdict
-icmp6_error(const struct route_ctx *ctx, const uint8_t *frame,
+icmp6_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	    const uint8_t *ip, unsigned ip_len, unsigned in_port, uint8_t type,
 	    uint8_t code, uint32_t rest, uint8_t *out, size_t out_cap,
 	    struct route_result *res, struct route_counters *c,
@@ -183,8 +188,12 @@ icmp6_error(const struct route_ctx *ctx, const uint8_t *frame,
 {
 	const struct route_port *in = &ctx->ports[in_port];
 	unsigned quote = ip_len < ICMP6_MAX_QUOTE ? ip_len : ICMP6_MAX_QUOTE;
-	unsigned plen = 8 + quote;
+	unsigned plen;
 	uint8_t *o, *icmp;
+
+	if (quote > head - ETH_HLEN)
+		quote = (unsigned)(head - ETH_HLEN);
+	plen = 8 + quote;
 
 	if (!in->has_ip6 || !icmp6_allowed(ip) ||
 	    out_cap < ETH_HLEN + 40 + plen) {
@@ -265,11 +274,10 @@ static enum route_verdict egress(const struct route_ctx *ctx, uint8_t *frame,
 
 /* ---- the families ---- */
 
-static enum route_verdict route4(const struct route_ctx *ctx, uint8_t *frame,
-				 size_t len, unsigned in_port,
-				 uint32_t flow_hash, uint8_t *out,
-				 size_t out_cap, struct route_result *res,
-				 struct route_counters *c)
+static inline __attribute__((always_inline)) enum route_verdict
+route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
+       unsigned in_port, uint32_t flow_hash, uint8_t *out, size_t out_cap,
+       struct route_result *res, struct route_counters *c)
 {
 	uint8_t *ip = frame + ETH_HLEN;
 	unsigned ihl, tot, too_big;
@@ -298,14 +306,14 @@ static enum route_verdict route4(const struct route_ctx *ctx, uint8_t *frame,
 		return done(res, c, ROUTE_DROP, ROUTE_R_blackhole);
 	case NH_NONE:
 		/* net unreachable */
-		return icmp4_error(ctx, frame, ip, tot, in_port, 3, 0, 0, out,
-				   out_cap, res, c, ROUTE_R_no_route);
+		return icmp4_error(ctx, frame, head, ip, tot, in_port, 3, 0, 0,
+				   out, out_cap, res, c, ROUTE_R_no_route);
 	case NH_OK:
 		break;
 	}
 	if (ip[8] <= 1)
-		return icmp4_error(ctx, frame, ip, tot, in_port, 11, 0, 0, out,
-				   out_cap, res, c, ROUTE_R_ttl_exceeded);
+		return icmp4_error(ctx, frame, head, ip, tot, in_port, 11, 0, 0,
+				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
 	v = egress(ctx, frame, w, tot, res, c, &tb);
 	if (v != ROUTE_FWD) {
 		if (!tb)
@@ -314,7 +322,7 @@ static enum route_verdict route4(const struct route_ctx *ctx, uint8_t *frame,
 		if (!(rd16(ip + 6) & IP4_DF))
 			return done(res, c, ROUTE_DROP, ROUTE_R_no_fragment);
 		/* fragmentation needed, the next-hop MTU in the low half */
-		return icmp4_error(ctx, frame, ip, tot, in_port, 3, 4,
+		return icmp4_error(ctx, frame, head, ip, tot, in_port, 3, 4,
 				   too_big & 0xffff, out, out_cap, res, c,
 				   ROUTE_R_frag_needed);
 	}
@@ -322,11 +330,10 @@ static enum route_verdict route4(const struct route_ctx *ctx, uint8_t *frame,
 	return done(res, c, ROUTE_FWD, ROUTE_R_routed);
 }
 
-static enum route_verdict route6(const struct route_ctx *ctx, uint8_t *frame,
-				 size_t len, unsigned in_port,
-				 uint32_t flow_hash, uint8_t *out,
-				 size_t out_cap, struct route_result *res,
-				 struct route_counters *c)
+static inline __attribute__((always_inline)) enum route_verdict
+route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
+       unsigned in_port, uint32_t flow_hash, uint8_t *out, size_t out_cap,
+       struct route_result *res, struct route_counters *c)
 {
 	uint8_t *ip = frame + ETH_HLEN;
 	unsigned tot;
@@ -359,19 +366,19 @@ static enum route_verdict route6(const struct route_ctx *ctx, uint8_t *frame,
 		return done(res, c, ROUTE_DROP, ROUTE_R_blackhole);
 	case NH_NONE:
 		/* no route to destination */
-		return icmp6_error(ctx, frame, ip, tot, in_port, 1, 0, 0, out,
-				   out_cap, res, c, ROUTE_R_no_route);
+		return icmp6_error(ctx, frame, head, ip, tot, in_port, 1, 0, 0,
+				   out, out_cap, res, c, ROUTE_R_no_route);
 	case NH_OK:
 		break;
 	}
 	if (ip[7] <= 1)
-		return icmp6_error(ctx, frame, ip, tot, in_port, 3, 0, 0, out,
-				   out_cap, res, c, ROUTE_R_ttl_exceeded);
+		return icmp6_error(ctx, frame, head, ip, tot, in_port, 3, 0, 0,
+				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
 	v = egress(ctx, frame, w, tot, res, c, &tb);
 	if (v != ROUTE_FWD) {
 		if (!tb)
 			return v;
-		return icmp6_error(ctx, frame, ip, tot, in_port, 2, 0,
+		return icmp6_error(ctx, frame, head, ip, tot, in_port, 2, 0,
 				   (uint32_t)tb, out, out_cap, res, c,
 				   ROUTE_R_pkt_too_big);
 	}
@@ -379,11 +386,15 @@ static enum route_verdict route6(const struct route_ctx *ctx, uint8_t *frame,
 	return done(res, c, ROUTE_FWD, ROUTE_R_routed);
 }
 
-enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
-			       size_t len, unsigned in_port, uint32_t flow_hash,
-			       uint8_t *out, size_t out_cap,
-			       struct route_result *res,
-			       struct route_counters *c)
+/*
+ * Both entry points: head bytes of the frame are in memory at frame (all of
+ * it, or a chain's first piece), len is the whole frame. Inlined into each,
+ * so that route_frame is what it was before chains.
+ */
+static inline __attribute__((always_inline)) enum route_verdict
+route_any(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
+	  unsigned in_port, uint32_t flow_hash, uint8_t *out, size_t out_cap,
+	  struct route_result *res, struct route_counters *c)
 {
 	uint16_t type;
 
@@ -393,12 +404,40 @@ enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	type = rd16(frame + 12);
 	if (type == ETH_P_IP)
-		return route4(ctx, frame, len, in_port, flow_hash, out, out_cap,
-			      res, c);
+		return route4(ctx, frame, head, len, in_port, flow_hash, out,
+			      out_cap, res, c);
 	if (type == ETH_P_IP6)
-		return route6(ctx, frame, len, in_port, flow_hash, out, out_cap,
-			      res, c);
+		return route6(ctx, frame, head, len, in_port, flow_hash, out,
+			      out_cap, res, c);
 	if (type == ETH_P_ARP)
 		return done(res, c, ROUTE_HOST, ROUTE_R_arp);
 	return done(res, c, ROUTE_HOST, ROUTE_R_not_ip);
+}
+
+enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
+			       size_t len, unsigned in_port, uint32_t flow_hash,
+			       uint8_t *out, size_t out_cap,
+			       struct route_result *res,
+			       struct route_counters *c)
+{
+	return route_any(ctx, frame, len, len, in_port, flow_hash, out, out_cap,
+			 res, c);
+}
+
+enum route_verdict route_frame_chain(const struct route_ctx *ctx,
+				     uint8_t *frame, size_t head, size_t len,
+				     unsigned in_port, uint32_t flow_hash,
+				     uint8_t *out, size_t out_cap,
+				     struct route_result *res,
+				     struct route_counters *c)
+{
+	/* Everything route4/route6 read is in the first ROUTE_HEAD_MIN
+	 * bytes; the quote of an ICMP error is cut to head. */
+	if (head > len || (head < len && head < ROUTE_HEAD_MIN)) {
+		memset(res, 0, sizeof(*res));
+		res->nh = FIB_NH_NONE;
+		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
+	}
+	return route_any(ctx, frame, head, len, in_port, flow_hash, out,
+			 out_cap, res, c);
 }

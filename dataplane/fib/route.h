@@ -54,7 +54,8 @@
 /* Events beside the frame's reason. */
 #define ROUTE_EVENTS(X)                                                        \
 	X(icmp_sent)	   /* an ICMP error was built */                       \
-	X(icmp_suppressed) /* one was due but not allowed (RFC 1812 4.3.2.7) */
+	X(icmp_suppressed) /* one was due, not allowed (RFC 1812 4.3.2.7) */   \
+	X(routed_chain)	   /* routed and sent as a multi-buffer chain */
 
 enum route_reason {
 #define X(n) ROUTE_R_##n,
@@ -119,5 +120,21 @@ enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
 			       uint8_t *out, size_t out_cap,
 			       struct route_result *res,
 			       struct route_counters *c);
+
+/*
+ * A multi-buffer frame: its first piece (head bytes at frame) holds the
+ * headers, len is the whole frame; route_frame_chain decides as route_frame
+ * does (the MTU checks against len), rewrites only the first piece, and
+ * quotes from it alone in an ICMP error. A first piece shorter than
+ * ROUTE_HEAD_MIN (Ethernet, the longest IPv4 header, 8 bytes of L4) is
+ * malformed. With head == len it is route_frame.
+ */
+#define ROUTE_HEAD_MIN (14 + 60 + 8)
+enum route_verdict route_frame_chain(const struct route_ctx *ctx,
+				     uint8_t *frame, size_t head, size_t len,
+				     unsigned in_port, uint32_t flow_hash,
+				     uint8_t *out, size_t out_cap,
+				     struct route_result *res,
+				     struct route_counters *c);
 
 #endif

@@ -58,7 +58,7 @@ static inline uint16_t csum_replace16(uint16_t hc, uint16_t m, uint16_t m_new)
 
 /* TTL minus one, checksum updated; the header is at ip (bytes 8: TTL,
  * 9: protocol, 10-11: checksum, network order). Caller checks TTL > 1. */
-static inline void ip4_ttl_dec(uint8_t *ip)
+static inline __attribute__((always_inline)) void ip4_ttl_dec(uint8_t *ip)
 {
 	uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]);
 	uint16_t hc = (uint16_t)(ip[10] << 8 | ip[11]);
