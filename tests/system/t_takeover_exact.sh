@@ -95,7 +95,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	tb_track $pid_sb
 	sleep "$(echo "$SECS / 2" | bc -l)"
 	old_pid=${TB_PID_OF[dut]}
+	if [[ -n ${TAKEOVER_REBUILD:-} ]]; then
+		TB_FERRYD_EXEC="export FERRY_TAKEOVER_REBUILD=1; $TB_BPFFS_EXEC"
+	fi
 	tb_takeover "dut$r"
+	unset TB_FERRYD_EXEC
 	tb_takeover_wait "dut$r"
 	assert_eq "round $r: old ferryd exit code" 0 "$TB_EXIT_RC"
 	TB_PID_OF[dut]=${TB_PID_OF[dut$r]}
@@ -104,6 +108,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	wait $pid_sb
 	wait $pid_ra
 	wait $pid_rb
+	if [[ -n ${TAKEOVER_BENCH:-} ]]; then
+		# bench/takeover.sh: the numbers, no verdict
+		echo "BENCH rate=$RATE mode=$MODE rebuild=${TAKEOVER_REBUILD:-0} sent=$(jq .sent "$TB_RUN/send_a.$r") $(jq -c '{unique, missing, duplicates, late, max_gap_us}' "$TB_RUN/recv_b.$r")"
+		continue
+	fi
 	assert_match "round $r: rings adopted, not rebuilt" "rings adopted" "$(cat "$TB_RUN/dut$r.log")"
 	grep -h "takeover: \(rings adopted\|forwarding again\)" "$TB_RUN/dut$r.log" >&2
 	kill -0 "$old_pid" 2>/dev/null && tb_die "round $r: the old ferryd (pid $old_pid) is still there"
