@@ -18,7 +18,7 @@ NR=/proc/sys/vm/nr_hugepages
 orig=$(cat "$NR")
 tb_defer tb_write "$NR" "$orig"
 meminfo() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
-UMEM_PAGES=16 # 16384 frames of 2 KiB per worker
+UMEM_PAGES=17 # 16384 frames of 2 KiB per worker, then their pool (umem.h)
 
 # Only pages someone uses stay: none is free.
 in_use=$(($(meminfo HugePages_Total) - $(meminfo HugePages_Free)))
