@@ -19,8 +19,9 @@
 #include "ferry_err.h"
 #include "netdev_feat.h"
 
-/* UMEM of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, dataplane/fastpath/worker.c */
-#define FERRY_HOSTCHECK_UMEM_MB 32
+/* UMEM file of one worker: FERRY_UMEM_FRAMES (16384) * 2 KiB, then its
+ * frame pool, rounded to 2 MB (dataplane/xsk/umem.c) */
+#define FERRY_HOSTCHECK_UMEM_MB 34
 
 /* Each returns 1 supported, 0 not, -errno when it could not tell. */
 struct ferry_host_probes {

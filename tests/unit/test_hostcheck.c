@@ -275,10 +275,10 @@ static void test_hugepages_absent_and_present(void **state)
 	expect(rows, "hugetlbfs", "warn", "not mounted");
 	assert_non_null(strstr(json_string_value(json_object_get(
 				       row_of(rows, "hugepages 2M"), "fix")),
-			       "hugepages 32"));
+			       "hugepages 34"));
 	json_decref(rows);
 
-	/* Some, not enough for two workers' UMEMs (16 each). */
+	/* Some, not enough for two workers' UMEMs (17 each). */
 	put(f, "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
 	    "20\n");
 	put(f, "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
@@ -288,14 +288,14 @@ static void test_hugepages_absent_and_present(void **state)
 	json_decref(rows);
 
 	put(f, "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
-	    "32\n");
+	    "34\n");
 	put(f, "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
-	    "32\n");
+	    "34\n");
 	put(f, "/proc/self/mounts",
 	    "proc /proc proc rw 0 0\nhugetlbfs /dev/hugepages hugetlbfs rw 0 "
 	    "0\n");
 	rows = run(f, NULL, 0x3, NULL);
-	expect(rows, "hugepages 2M", "ok", "32 free of 32");
+	expect(rows, "hugepages 2M", "ok", "34 free of 34");
 	expect(rows, "hugetlbfs", "ok", "/dev/hugepages");
 	json_decref(rows);
 }
