@@ -81,6 +81,8 @@ void ferry_workers_stop(struct ferry *f);
 /* takeover_rings.c: the old side's resume and commit after a pass. */
 int ferry_handover_pass_resume(struct ferry *f);
 void ferry_handover_pass_commit(struct ferry *f);
+/* The UMEM files mapped ahead and not adopted: unmapped and closed. */
+void ferry_takeover_premap_drop(struct ferry *f);
 int ferry_workers_restart(struct ferry *f, struct ferry_err *msg);
 /*
  * The interface under p is gone: its sockets and program are closed, its

@@ -280,6 +280,8 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 	uint32_t q;
 	int i, err;
 
+	/* Mapped ahead for a hand-over that did not happen (a rebuild). */
+	ferry_takeover_premap_drop(f);
 	/* Buffer memory first: faulting 16 MB in is slow on a busy host. */
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];

@@ -400,7 +400,7 @@ void ferry_takeover_premap(struct ferry *f, const json_t *umems, int *fds,
 			close(fds[i]);
 }
 
-static void premapped_drop(struct ferry *f)
+void ferry_takeover_premap_drop(struct ferry *f)
 {
 	int i;
 
@@ -613,7 +613,7 @@ int ferry_takeover_adopt(struct ferry *f, json_t *desc, int *fds, int n_fds,
 	if (err)
 		unadopt(f);
 	workers_resume(f);
-	premapped_drop(f);
+	ferry_takeover_premap_drop(f);
 	for (i = 0; i < n_fds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
