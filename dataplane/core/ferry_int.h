@@ -78,6 +78,9 @@ struct ferry_port *ferry_port_find(const struct ferry *f, const char *name);
  * time from the successor's on the same CPU.
  */
 void ferry_workers_stop(struct ferry *f);
+/* Old side, sockets gone or handed over: ports deferred, queues off their
+ * workers, the worker threads ended (takeover.c). */
+void ferry_handover_park_ports(struct ferry *f);
 /* takeover_rings.c: the old side's resume and commit after a pass. */
 int ferry_handover_pass_resume(struct ferry *f);
 void ferry_handover_pass_commit(struct ferry *f);

@@ -100,10 +100,26 @@ static void queues_unwire(struct ferry_port *p)
 	}
 }
 
+void ferry_handover_park_ports(struct ferry *f)
+{
+	uint32_t q;
+	int i;
+
+	/* Until resumed, commands see ports without sockets (deferred), and
+	 * no worker of ours takes CPU time the successor's need now. */
+	for (i = 0; i < f->ports.n; i++) {
+		struct ferry_port *p = f->ports.v[i];
+
+		p->deferred = true;
+		for (q = 0; q < p->n_queues; q++)
+			p->pq[q].w = NULL;
+	}
+	ferry_workers_stop(f);
+}
+
 int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 			   struct ferry_err *msg)
 {
-	uint32_t q;
 	int i;
 
 	if (f->ho.released)
@@ -132,16 +148,7 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 		queues_unwire(f->ports.v[i]);
 	for (i = 0; i < f->ports.n; i++)
 		ferry_port_sockets_close(f->ports.v[i]);
-	/* Until resumed, commands see ports without sockets (deferred), and
-	 * no worker of ours takes CPU time the successor's need now. */
-	for (i = 0; i < f->ports.n; i++) {
-		struct ferry_port *p = f->ports.v[i];
-
-		p->deferred = true;
-		for (q = 0; q < p->n_queues; q++)
-			p->pq[q].w = NULL;
-	}
-	ferry_workers_stop(f);
+	ferry_handover_park_ports(f);
 	f->ho.released = true;
 	f->ho.resume_at_ns =
 		ferry_now_ns() + FERRY_HANDOVER_TIMEOUT_MS * 1000000ull;

@@ -321,21 +321,13 @@ int ferry_handover_pass_resume(struct ferry *f)
 void ferry_handover_pass_commit(struct ferry *f)
 {
 	int i;
-	uint32_t q;
 
 	/* The successor's now: nothing is unbound, unmapped from the
 	 * XSKMAPs or given back to a pool on our way out. */
 	for (i = 0; i < f->workers.n; i++)
 		ferry_worker_forget(f->workers.v[i]);
 	workers_resume(f);
-	for (i = 0; i < f->ports.n; i++) {
-		struct ferry_port *p = f->ports.v[i];
-
-		p->deferred = true;
-		for (q = 0; q < p->n_queues; q++)
-			p->pq[q].w = NULL;
-	}
-	ferry_workers_stop(f);
+	ferry_handover_park_ports(f);
 }
 
 /* ------------------------------------------------------------ new side */
