@@ -80,7 +80,7 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, bool offer,
 	int rc = refuse_sockets(ctx, err);
 
 	if (!rc)
-		rc = ferry_handover_begin(ctx->f, data, err);
+		rc = ferry_handover_begin(ctx->f, offer, data, err);
 	if (rc)
 		return rc;
 	if (offer && (ferry_handover_umems(ctx->f, &umems, fds, &n) ||

@@ -25,25 +25,41 @@
 
 /* ------------------------------------------------------------ old side */
 
-int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg)
+/* The first port a takeover cannot restart (port.h), or NULL. */
+static const struct ferry_port *no_takeover(const struct ferry *f, bool pass)
 {
+	int i;
+
+	for (i = 0; i < f->ports.n; i++) {
+		const struct ferry_port *p = f->ports.v[i];
+
+		if (!p->cls->takeover || (!pass && !p->cls->takeover_rebuild))
+			return p;
+	}
+	return NULL;
+}
+
+int ferry_handover_begin(struct ferry *f, bool pass, json_t **out,
+			 struct ferry_err *msg)
+{
+	const struct ferry_port *bad = no_takeover(f, pass);
 	json_t *progs;
 	int i;
 
 	if (f->ho.released)
 		return ferry_fail(msg, -EALREADY,
 				  "a handover is already under way");
-	/* What a backend cannot hand over (port.h) is refused before
-	 * anything changes. */
-	for (i = 0; i < f->ports.n; i++) {
-		const struct ferry_port *p = f->ports.v[i];
-
-		if (!p->cls->takeover)
-			return ferry_fail(msg, -EOPNOTSUPP,
-					  "port %s %s; takeover supports "
-					  "native ports only",
-					  p->name, p->cls->what);
-	}
+	/* What a backend cannot hand over is refused before anything
+	 * changes. */
+	if (bad)
+		return ferry_fail(msg, -EOPNOTSUPP, "port %s %s; %s", bad->name,
+				  bad->cls->what,
+				  bad->cls->takeover
+					  ? "only a successor that takes its "
+					    "sockets as they are can restart "
+					    "it ('handover offer')"
+					  : "takeover supports native ports "
+					    "only");
 	/* Each port's program by id: a successor that has no bpffs (a
 	 * container, `ip netns exec`) cannot read our pins to recognise
 	 * them. The caller (daemon/) adds "config": the lines are its. */
@@ -122,9 +138,16 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 {
 	int i;
 
+	const struct ferry_port *bad = no_takeover(f, false);
+
 	if (f->ho.released)
 		return ferry_fail(msg, -EALREADY,
 				  "sockets are already released");
+	if (bad)
+		return ferry_fail(msg, -EOPNOTSUPP,
+				  "port %s %s: its sockets can only be "
+				  "handed over ('handover pass')",
+				  bad->name, bad->cls->what);
 	/*
 	 * Every XSKMAP entry first, so no port feeds another that is being
 	 * closed; then let what is in the rings through; then close. From
@@ -289,6 +312,18 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 
 	/* Mapped ahead for a hand-over that did not happen (a rebuild). */
 	ferry_takeover_premap_drop(f);
+	/* Before the old daemon lets go, so that it carries on. */
+	for (i = 0; i < f->ports.n; i++) {
+		struct ferry_port *p = f->ports.v[i];
+
+		if (p->deferred && !p->cls->takeover_rebuild)
+			return ferry_fail(msg, -EOPNOTSUPP,
+					  "port %s %s: only handing its "
+					  "sockets over restarts it, and that "
+					  "did not happen; the old ferryd "
+					  "carries on",
+					  p->name, p->cls->what);
+	}
 	/* Buffer memory first: faulting 16 MB in is slow on a busy host. */
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];
@@ -331,13 +366,11 @@ int ferry_takeover_activate(struct ferry *f, struct ferry_err *msg)
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];
 
-		for (q = 0; p->adopt_pid && q < p->n_queues; q++) {
-			err = ferry_port_xsk_insert(p, p->pq[q].queue,
-						    p->pq[q].xsk->fd);
-			if (err)
-				return ferry_fail(msg, err, "XSKMAP insert: %s",
-						  strerror(-err));
-		}
+		err = p->adopt_pid ? ferry_port_xsks_map(p) : 0;
+		if (err)
+			return ferry_fail(msg, err,
+					  "port %s: XSKMAP insert: %s", p->name,
+					  strerror(-err));
 	}
 	for (i = 0; i < f->ports.n; i++) {
 		struct ferry_port *p = f->ports.v[i];

@@ -45,8 +45,11 @@ struct ferry_port;
 /* ---- old side ---- */
 
 /* *out = {"pid":N} (the daemon adds "config", its command lines); 0 or
- * -errno with msg. Changes nothing. */
-int ferry_handover_begin(struct ferry *f, json_t **out, struct ferry_err *msg);
+ * -errno with msg. Changes nothing. pass: the successor takes sockets as
+ * they are (`handover offer`), so ports that only that restarts (spread)
+ * are no reason to refuse. */
+int ferry_handover_begin(struct ferry *f, bool pass, json_t **out,
+			 struct ferry_err *msg);
 /*
  * Closes every port's sockets, leaving XDP attached, and parks the
  * workers; *dropped: frames lost at those sockets since the last stats

@@ -113,7 +113,7 @@ static const char *pass_refusal(struct ferry *f, char *why, size_t size)
 	for (i = 0; i < f->ports.n; i++) {
 		const struct ferry_port *p = f->ports.v[i];
 
-		if (p->cls != &ferry_port_native)
+		if (!p->cls->takeover)
 			snprintf(why, size, "port %s %s", p->name,
 				 p->cls->what);
 		else if (p->state == FERRY_PORT_FAILED || p->deferred)
@@ -192,6 +192,10 @@ static int describe(struct ferry *f, json_t *workers, json_t *socks, int *fds,
 			if (!o ||
 			    json_object_set_new(o, "port",
 						json_string(p->name)) ||
+			    json_object_set_new(o, "index", json_integer(q)) ||
+			    json_object_set_new(
+				    o, "shares_pool",
+				    json_boolean(pq->xsk->shares_pool)) ||
 			    json_object_set_new(o, "rx_skip",
 						json_boolean(pq->rx_skip)) ||
 			    json_object_set_new(o, "c", qctrs_json(&pq->c)) ||
@@ -298,20 +302,13 @@ err_json:
 int ferry_handover_pass_resume(struct ferry *f)
 {
 	int i;
-	uint32_t q;
 
 	/* A successor that served the rings and gave them back left the
 	 * positions and the pool's state in the shared memory. */
 	for (i = 0; i < f->workers.n; i++)
 		ferry_worker_handover_import(f->workers.v[i]);
-	for (i = 0; i < f->ports.n; i++) {
-		struct ferry_port *p = f->ports.v[i];
-
-		for (q = 0; q < p->n_queues; q++)
-			if (p->pq[q].xsk)
-				ferry_port_xsk_insert(p, p->pq[q].queue,
-						      p->pq[q].xsk->fd);
-	}
+	for (i = 0; i < f->ports.n; i++)
+		ferry_port_xsks_map(f->ports.v[i]);
 	workers_resume(f);
 	f->ho.passed = false;
 	f->ho.released = false;
@@ -480,19 +477,48 @@ static int adopt_socket(struct ferry *f, const json_t *o, int *fds, int n_fds,
 			json_object_get(o, "ring")),
 		.slot = (int)json_integer_value(json_object_get(o, "slot")),
 		.registers_umem = json_is_true(json_object_get(o, "registers")),
+		.shares_pool = json_is_true(json_object_get(o, "shares_pool")),
 		.need_wakeup = json_is_true(json_object_get(o, "wakeup")),
 		.tx_budget_set = json_is_true(json_object_get(o, "budget")),
 		.busy_poll = json_is_true(json_object_get(o, "busy_poll")),
 	};
+	json_t *index = json_object_get(o, "index");
 	struct ferry_port *p = NULL;
-	struct ferry_worker *w;
+	struct ferry_umem *u = NULL;
+	struct ferry_worker *w = NULL;
 	struct ferry_pq *pq = NULL;
 	struct ferry_xsk *x;
 	uint32_t i = 0;
 	int err;
 
-	if (wid < 0 || wid >= f->workers.n || !f->workers.v[wid]->umem ||
-	    a.fd < 0) {
+	if (wid >= 0 && wid < f->workers.n)
+		w = f->workers.v[wid];
+	if (name) {
+		p = ferry_port_find(f, name);
+		/* An older ferryd names no index: a socket per queue. */
+		if (p)
+			i = index ? (uint32_t)json_integer_value(index)
+				  : a.queue - p->q_first;
+		if (!p || !p->deferred || !p->cls->takeover ||
+		    p->ifindex != a.ifindex || a.queue < p->q_first ||
+		    i >= p->n_queues || !w ||
+		    ferry_port_pq_worker(&f->workers, p, i) != w ||
+		    a.shares_pool != (ferry_port_spread_n(p) && i > 0)) {
+			close(a.fd);
+			return ferry_fail(msg, -EPROTO,
+					  "socket %u of %s (queue %u): this "
+					  "ferryd's port %s is configured "
+					  "differently",
+					  i, name, a.queue, name);
+		}
+		pq = &p->pq[i];
+	}
+	/* A spread socket's pool is the one of the port's first socket. */
+	if (pq && a.shares_pool)
+		u = pq->spread[0].w ? pq->spread[0].w->umem : NULL;
+	else if (w)
+		u = w->umem;
+	if (!u || a.fd < 0) {
 		if (a.fd >= 0)
 			close(a.fd);
 		return ferry_fail(msg, -EPROTO,
@@ -500,24 +526,7 @@ static int adopt_socket(struct ferry *f, const json_t *o, int *fds, int n_fds,
 				  "which has no UMEM here",
 				  (long long)wid);
 	}
-	w = f->workers.v[wid];
-	if (name) {
-		p = ferry_port_find(f, name);
-		i = p ? a.queue - p->q_first : 0;
-		if (!p || !p->deferred || p->cls != &ferry_port_native ||
-		    p->ifindex != a.ifindex || a.queue < p->q_first ||
-		    i >= p->n_queues ||
-		    f->workers.v[i % (uint32_t)f->workers.n] != w) {
-			close(a.fd);
-			return ferry_fail(msg, -EPROTO,
-					  "socket of %s queue %u: this "
-					  "ferryd's port %s is configured "
-					  "differently",
-					  name, a.queue, name);
-		}
-		pq = &p->pq[i];
-	}
-	x = ferry_xsk_adopt(w->umem, &a);
+	x = ferry_xsk_adopt(u, &a);
 	if (!x)
 		return ferry_fail(msg, -errno,
 				  "socket on ifindex %d queue %u: %s",

@@ -30,6 +30,7 @@ const struct ferry_port_class ferry_port_dpdk = {
 	.route = false,
 	.kernel_path = false, /* its frames need a worker */
 	.takeover = false,    /* not ours to hand over */
+	.takeover_rebuild = false,
 	.tx_capture_kernel = false,
 	/* The kernel sends live frames out of the interface, the PMD aside;
 	 * the xsk engine needs a native socket. */

@@ -1153,8 +1153,18 @@ int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
 int ferry_worker_pq_adopt(struct ferry_worker *w, struct ferry_pq *pq,
 			  struct ferry_xsk *x)
 {
-	if (w->n_pq >= FERRY_MAX_WQ || x->umem != w->umem)
+	/* A spread socket's pool is its owner's (pq->spread[0]), adopted
+	 * first; it hands frames back through pq->ret (ferry_pq_spread). */
+	const struct ferry_worker *pool_w =
+		x->shares_pool ? (pq->spread ? pq->spread[0].w : NULL) : w;
+
+	if (w->n_pq >= FERRY_MAX_WQ || !pool_w || x->umem != pool_w->umem ||
+	    (x->shares_pool && !pq->ret))
 		return -EINVAL;
+	if (x->shares_pool) {
+		pq->foreign = 1;
+		pq->ret->owner = pq->spread[0].w;
+	}
 	pq->xsk = x;
 	pq->w = w;
 	pq->busy_poll = x->busy_poll;

@@ -211,7 +211,9 @@ int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
 			      bool try_hugepages);
 /*
  * Hot restart (takeover.h), w paused or not started. pq_adopt: serve an
- * adopted socket (ferry_xsk_adopt) on w's adopted UMEM. handover_export:
+ * adopted socket (ferry_xsk_adopt) on w's adopted UMEM (a spread socket:
+ * on its pool owner's, pq->spread[0], adopted first; pq->ret set by the
+ * port). handover_export:
  * the pool's state into the UMEM's shared file, for a successor;
  * handover_import: read back (rings included) after a successor gave them
  * back. forget: every socket and the UMEM dropped without a frame moved:

@@ -583,17 +583,52 @@ int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue)
 	return 0;
 }
 
+struct ferry_worker *ferry_port_pq_worker(const struct ferry_workers *wk,
+					  const struct ferry_port *p,
+					  uint32_t i)
+{
+	int cpu;
+
+	if (!wk->n)
+		return NULL;
+	if (!ferry_port_spread_n(p))
+		return wk->v[i % (uint32_t)wk->n];
+	for (cpu = 0; cpu < FERRY_MAX_CPUS; cpu++)
+		if ((p->req.spread_cpus & (1ull << cpu)) && !i--)
+			return ferry_workers_on_cpu(wk, cpu);
+	return NULL;
+}
+
+/* A spread port's sockets sit at their worker's slot, not a queue. */
+static uint32_t xsk_key(const struct ferry_port *p, uint32_t i)
+{
+	return ferry_port_spread_n(p) ? i : p->pq[i].queue;
+}
+
 void ferry_port_xsks_unmap(struct ferry_port *p)
 {
 	uint32_t i;
 
 	if (!p->skel)
 		return; /* closed already (a failed port) */
-	/* A spread port's sockets sit at their worker's slot, not a queue. */
 	for (i = 0; i < p->n_queues; i++)
 		if (p->pq[i].xsk)
-			ferry_port_xsk_remove(
-				p, ferry_port_spread_n(p) ? i : p->pq[i].queue);
+			ferry_port_xsk_remove(p, xsk_key(p, i));
+}
+
+int ferry_port_xsks_map(struct ferry_port *p)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; p->skel && i < p->n_queues; i++) {
+		if (!p->pq[i].xsk)
+			continue;
+		err = ferry_port_xsk_insert(p, xsk_key(p, i), p->pq[i].xsk->fd);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg)

@@ -160,6 +160,8 @@ int ferry_port_xsk_remove(struct ferry_port *p, uint32_t queue);
  * way finish within an RCU grace period (ferry_port_drain waits for one).
  */
 void ferry_port_xsks_unmap(struct ferry_port *p);
+/* Puts every socket p has into its XSKMAP slot; 0 or the first -errno. */
+int ferry_port_xsks_map(struct ferry_port *p);
 /* Attaches (replacing a stale ferry program); 0 or -errno with msg. */
 int ferry_port_xdp_attach(struct ferry_port *p, struct ferry_err *msg);
 /* Detaches only if the attached program is still ours. */
@@ -238,10 +240,13 @@ struct ferry_port_class {
 	void (*close)(const struct ferry_port_env *env, struct ferry_port *p);
 	bool own_sockets; /* ferry's sockets: MTU on the queues, drained */
 	/* What it can serve; a false one is refused with `what`. */
-	bool xconnect;		/* between two workers' UMEMs */
-	bool route;		/* the route app (per-queue native sockets) */
-	bool kernel_path;	/* xconnect/route path kernel (DEVMAP) */
-	bool takeover;		/* handed over in a hot restart */
+	bool xconnect;	  /* between two workers' UMEMs */
+	bool route;	  /* the route app (per-queue native sockets) */
+	bool kernel_path; /* xconnect/route path kernel (DEVMAP) */
+	/* Hot restart: its sockets handed to the successor as they are;
+	 * or, where that cannot be, closed and bound again (a gap). */
+	bool takeover;
+	bool takeover_rebuild;
 	bool tx_capture_kernel; /* a tx capture's DEVMAP program */
 	bool gen_xsk;		/* the generator's xsk engine */
 };
@@ -255,6 +260,12 @@ static inline uint32_t ferry_port_spread_n(const struct ferry_port *p)
 {
 	return p->cls == &ferry_port_spread ? p->n_queues : 0;
 }
+
+/* The worker that serves p's socket i (queue q_first + i, or the i-th CPU
+ * of a spread port's set); NULL if there is none. */
+struct ferry_worker *ferry_port_pq_worker(const struct ferry_workers *wk,
+					  const struct ferry_port *p,
+					  uint32_t i);
 
 /*
  * Binds p's sockets on their workers (insert: and puts them into the

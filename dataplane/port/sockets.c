@@ -28,7 +28,7 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
 		struct ferry_worker *w =
-			env->workers->v[i % (uint32_t)env->workers->n];
+			ferry_port_pq_worker(env->workers, p, i);
 		struct ferry_xsk_params xp = {
 			.ifindex = p->ifindex,
 			.queue = p->q_first + i,
@@ -193,6 +193,7 @@ const struct ferry_port_class ferry_port_native = {
 	.route = true,
 	.kernel_path = true,
 	.takeover = true,
+	.takeover_rebuild = true,
 	.tx_capture_kernel = true,
 	.gen_xsk = true,
 };

@@ -41,12 +41,14 @@ static void spread_workers(const struct ferry_workers *wk,
 			ws[i++] = ferry_workers_on_cpu(wk, cpu);
 }
 
+/* NULL ones skipped: a daemon that handed its ports over has none. */
 static void pause_all(struct ferry_worker **ws, uint32_t n)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		ferry_worker_pause(ws[i]);
+		if (ws[i])
+			ferry_worker_pause(ws[i]);
 }
 
 static void resume_all(struct ferry_worker **ws, uint32_t n)
@@ -54,7 +56,8 @@ static void resume_all(struct ferry_worker **ws, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		ferry_worker_resume(ws[i]);
+		if (ws[i])
+			ferry_worker_resume(ws[i]);
 }
 
 static struct ferry_spread_rets *rets_create(uint32_t n)
@@ -260,6 +263,35 @@ static int probe(struct ferry_spread_port *sp, struct ferry_port *p,
 				  : "");
 }
 
+/*
+ * Hot restart: the old daemon's sockets arrive later, as they are
+ * (takeover_rings.c); the pool's hand-back rings are new and empty, the
+ * old ones drained when its workers parked. The probe already ran there.
+ */
+static int adopt_prepare(struct ferry_spread_port *sp, struct ferry_port *p,
+			 struct ferry_err *msg)
+{
+	uint32_t i;
+	int err = 0;
+
+	p->pq[0].rets = sp->rets;
+	for (i = 1; i < p->n_queues; i++)
+		p->pq[i].ret = &sp->rets->ret[i - 1];
+	if (p->req.spread_via == FERRY_SPREAD_CPUMAP)
+		err = cpumap_fill(p, msg);
+	if (err) {
+		rets_destroy(sp->rets);
+		sp->rets = NULL;
+		ferry_port_xdp_unload(p);
+		return err;
+	}
+	snprintf(sp->note, sizeof(sp->note),
+		 "%s: sockets handed over by ferryd %u",
+		 ferry_spread_via_name(p->req.spread_via), p->adopt_pid);
+	p->deferred = true;
+	return 0;
+}
+
 static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 		       struct ferry_err *msg)
 {
@@ -277,6 +309,7 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 	int err;
 
 	spread_workers(env->workers, p, ws);
+	p->adopt_pid = env->adopt_pid;
 	err = ferry_port_xdp_load(p, msg);
 	if (err)
 		return err;
@@ -293,6 +326,8 @@ static int spread_open(const struct ferry_port_env *env, struct ferry_port *p,
 		p->pq[i].app = FERRY_APP_NONE;
 		p->pq[i].csum_fix = ferry_port_csum_fix(p);
 	}
+	if (p->adopt_pid)
+		return adopt_prepare(sp, p, msg);
 
 	pause_all(ws, n);
 	err = ferry_worker_pq_add(ws[0], &p->pq[0], &xp, p->numa_node,
@@ -375,8 +410,10 @@ const struct ferry_port_class ferry_port_spread = {
 	.xconnect = false,
 	.route = false,
 	.kernel_path = false,
-	/* Resuming sockets that share one pool is not written yet. */
-	.takeover = false,
+	/* Handed over, shared pool and all; binding them again would
+	 * need every worker of the port parked on both sides at once. */
+	.takeover = true,
+	.takeover_rebuild = false,
 	.tx_capture_kernel = true,
 	.gen_xsk = true,
 };

@@ -441,6 +441,7 @@ struct ferry_xsk *ferry_xsk_adopt(struct ferry_umem *u,
 	x->tx_budget_set = a->tx_budget_set;
 	x->busy_poll = a->busy_poll;
 	x->registers_umem = a->registers_umem;
+	x->shares_pool = a->shares_pool;
 	/* Since Linux 6.4 the fill and completion rings of a bound socket
 	 * can be mapped again (the pool's); before, this fails. */
 	err = map_rings(x);

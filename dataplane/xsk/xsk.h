@@ -75,6 +75,7 @@ struct ferry_xsk_adopt {
 	uint32_t ring_size;
 	int slot; /* its owner tags in the UMEM's pool */
 	bool registers_umem;
+	bool shares_pool; /* a spread socket: the pool's rings are another's */
 	bool need_wakeup;
 	bool tx_budget_set;
 	bool busy_poll;
