@@ -22,70 +22,9 @@
 #include "ferry_int.h"
 #include "log.h"
 #include "takeover.h"
+#include "worker_view.h"
 
-#define DESC_VERSION 1
-
-/* ------------------------------------------------------------ counters */
-
-static json_t *qctrs_json(const struct ferry_queue_ctrs *c)
-{
-	json_t *o = json_object();
-
-#define Q_OUT(n) json_object_set_new(o, #n, json_integer((json_int_t)c->n));
-	FERRY_QUEUE_COUNTERS(Q_OUT)
-#undef Q_OUT
-#define D_OUT(n)                                                               \
-	json_object_set_new(o, "drop." #n, json_integer((json_int_t)c->drop.n));
-	FERRY_DROP_REASONS(D_OUT)
-#undef D_OUT
-	return o;
-}
-
-static void qctrs_read(const json_t *o, struct ferry_queue_ctrs *c)
-{
-#define Q_IN(n) c->n = (uint64_t)json_integer_value(json_object_get(o, #n));
-	FERRY_QUEUE_COUNTERS(Q_IN)
-#undef Q_IN
-#define D_IN(n)                                                                \
-	c->drop.n =                                                            \
-		(uint64_t)json_integer_value(json_object_get(o, "drop." #n));
-	FERRY_DROP_REASONS(D_IN)
-#undef D_IN
-}
-
-static json_t *xctrs_json(const struct ferry_xsk_ctrs *c)
-{
-	json_t *o = json_object();
-
-#define X_OUT(n) json_object_set_new(o, #n, json_integer((json_int_t)c->n));
-	FERRY_XSK_COUNTERS(X_OUT)
-#undef X_OUT
-	return o;
-}
-
-static void xctrs_read(const json_t *o, struct ferry_xsk_ctrs *c)
-{
-#define X_IN(n) c->n = (uint64_t)json_integer_value(json_object_get(o, #n));
-	FERRY_XSK_COUNTERS(X_IN)
-#undef X_IN
-}
-
-static json_t *wctrs_json(const struct ferry_worker_ctrs *c)
-{
-	json_t *o = json_object();
-
-#define W_OUT(n) json_object_set_new(o, #n, json_integer((json_int_t)c->n));
-	FERRY_WORKER_COUNTERS(W_OUT)
-#undef W_OUT
-	return o;
-}
-
-static void wctrs_read(const json_t *o, struct ferry_worker_ctrs *c)
-{
-#define W_IN(n) c->n = (uint64_t)json_integer_value(json_object_get(o, #n));
-	FERRY_WORKER_COUNTERS(W_IN)
-#undef W_IN
-}
+#define DESC_VERSION 2 /* 2: drop reasons in "drop_reasons" */
 
 /* ------------------------------------------------------------ old side */
 
@@ -161,8 +100,10 @@ static int describe(struct ferry *f, json_t *workers, json_t *socks, int *fds,
 			return k;
 		o = json_pack("{s:i,s:i,s:i,s:b,s:o,s:o}", "id", w->id, "fd", k,
 			      "frames", (int)w->umem->n_frames, "hugepages",
-			      w->umem->hugepages, "c", wctrs_json(&w->c),
-			      "base", wctrs_json(&w->base));
+			      w->umem->hugepages, "c",
+			      ferry_worker_ctrs_put(json_object(), &w->c),
+			      "base",
+			      ferry_worker_ctrs_put(json_object(), &w->base));
 		if (!o || json_array_append_new(workers, o))
 			return -ENOMEM;
 		if (w->umem->parked) {
@@ -198,13 +139,22 @@ static int describe(struct ferry *f, json_t *workers, json_t *socks, int *fds,
 				    json_boolean(pq->xsk->shares_pool)) ||
 			    json_object_set_new(o, "rx_skip",
 						json_boolean(pq->rx_skip)) ||
-			    json_object_set_new(o, "c", qctrs_json(&pq->c)) ||
-			    json_object_set_new(o, "base",
-						qctrs_json(&pq->base)) ||
-			    json_object_set_new(o, "xstart",
-						xctrs_json(&pq->xstart)) ||
-			    json_object_set_new(o, "xbase",
-						xctrs_json(&pq->xbase)) ||
+			    json_object_set_new(
+				    o, "c",
+				    ferry_queue_ctrs_put(json_object(),
+							 &pq->c)) ||
+			    json_object_set_new(
+				    o, "base",
+				    ferry_queue_ctrs_put(json_object(),
+							 &pq->base)) ||
+			    json_object_set_new(
+				    o, "xstart",
+				    ferry_xsk_ctrs_put(json_object(),
+						       &pq->xstart)) ||
+			    json_object_set_new(
+				    o, "xbase",
+				    ferry_xsk_ctrs_put(json_object(),
+						       &pq->xbase)) ||
 			    json_array_append_new(socks, o))
 				return -ENOMEM;
 		}
@@ -455,8 +405,8 @@ static int adopt_workers(struct ferry *f, const json_t *desc, int *fds,
 					  "%s",
 					  (long long)id, strerror(errno));
 		w->umem = u;
-		wctrs_read(json_object_get(o, "c"), &w->c);
-		wctrs_read(json_object_get(o, "base"), &w->base);
+		ferry_worker_ctrs_get(json_object_get(o, "c"), &w->c);
+		ferry_worker_ctrs_get(json_object_get(o, "base"), &w->base);
 	}
 	return 0;
 }
@@ -540,10 +490,10 @@ static int adopt_socket(struct ferry *f, const json_t *o, int *fds, int n_fds,
 	pq->app = FERRY_APP_NONE;
 	pq->csum_fix = ferry_port_csum_fix(p);
 	pq->rx_skip = json_is_true(json_object_get(o, "rx_skip"));
-	qctrs_read(json_object_get(o, "c"), &pq->c);
-	qctrs_read(json_object_get(o, "base"), &pq->base);
-	xctrs_read(json_object_get(o, "xstart"), &pq->xstart);
-	xctrs_read(json_object_get(o, "xbase"), &pq->xbase);
+	ferry_queue_ctrs_get(json_object_get(o, "c"), &pq->c);
+	ferry_queue_ctrs_get(json_object_get(o, "base"), &pq->base);
+	ferry_xsk_ctrs_get(json_object_get(o, "xstart"), &pq->xstart);
+	ferry_xsk_ctrs_get(json_object_get(o, "xbase"), &pq->xbase);
 	err = ferry_worker_pq_adopt(w, pq, x);
 	if (err) {
 		ferry_xsk_forget(x);

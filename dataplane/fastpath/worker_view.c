@@ -9,6 +9,70 @@
 #include "prom.h"
 #include "worker_view.h"
 
+/* ---------------------------------------------------- counter structs */
+
+static uint64_t u64_of(const json_t *o, const char *name)
+{
+	return (uint64_t)json_integer_value(json_object_get(o, name));
+}
+
+#define CTR_PUT(ctr)                                                           \
+	json_object_set_new(o, #ctr, json_integer((json_int_t)c->ctr));
+#define CTR_GET(ctr) c->ctr = u64_of(o, #ctr);
+
+json_t *ferry_queue_ctrs_put(json_t *o, const struct ferry_queue_ctrs *c)
+{
+	json_t *d;
+
+	if (!o)
+		return NULL;
+	d = json_object();
+	FERRY_QUEUE_COUNTERS(CTR_PUT)
+#define DROP_PUT(ctr)                                                          \
+	json_object_set_new(d, #ctr, json_integer((json_int_t)c->drop.ctr));
+	FERRY_DROP_REASONS(DROP_PUT)
+#undef DROP_PUT
+	json_object_set_new(o, "drop_reasons", d);
+	return o;
+}
+
+void ferry_queue_ctrs_get(const json_t *o, struct ferry_queue_ctrs *c)
+{
+	const json_t *d = json_object_get(o, "drop_reasons");
+
+	FERRY_QUEUE_COUNTERS(CTR_GET)
+#define DROP_GET(ctr) c->drop.ctr = u64_of(d, #ctr);
+	FERRY_DROP_REASONS(DROP_GET)
+#undef DROP_GET
+}
+
+json_t *ferry_xsk_ctrs_put(json_t *o, const struct ferry_xsk_ctrs *c)
+{
+	if (!o)
+		return NULL;
+	FERRY_XSK_COUNTERS(CTR_PUT)
+	return o;
+}
+
+void ferry_xsk_ctrs_get(const json_t *o,
+			struct ferry_xsk_ctrs *c){FERRY_XSK_COUNTERS(CTR_GET)}
+
+json_t *ferry_worker_ctrs_put(json_t *o, const struct ferry_worker_ctrs *c)
+{
+	if (!o)
+		return NULL;
+	FERRY_WORKER_COUNTERS(CTR_PUT)
+	return o;
+}
+
+void ferry_worker_ctrs_get(const json_t *o, struct ferry_worker_ctrs *c)
+{
+	FERRY_WORKER_COUNTERS(CTR_GET)
+}
+
+#undef CTR_PUT
+#undef CTR_GET
+
 /* ------------------------------------------------------------ queues */
 
 void ferry_q_view_get(const struct ferry_pq *pq,
@@ -47,22 +111,11 @@ void ferry_q_view_add(struct ferry_q_view *sum, const struct ferry_q_view *v)
 json_t *ferry_q_view_json(const struct ferry_q_view *v, double rx_pps,
 			  double tx_pps)
 {
-	json_t *o = json_object(), *d = json_object();
+	json_t *o = json_object();
 
-#define Q_SET(ctr)                                                             \
-	json_object_set_new(o, #ctr, json_integer((json_int_t)v->c.ctr));
-	FERRY_QUEUE_COUNTERS(Q_SET)
-#undef Q_SET
-#define X_SET(ctr)                                                             \
-	json_object_set_new(o, #ctr, json_integer((json_int_t)v->x.ctr));
-	FERRY_XSK_COUNTERS(X_SET)
-#undef X_SET
-#define D_SET(ctr)                                                             \
-	json_object_set_new(d, #ctr, json_integer((json_int_t)v->c.drop.ctr));
-	FERRY_DROP_REASONS(D_SET)
-#undef D_SET
+	ferry_queue_ctrs_put(o, &v->c);
+	ferry_xsk_ctrs_put(o, &v->x);
 	json_object_set_new(o, "drops", json_integer((json_int_t)v->drops));
-	json_object_set_new(o, "drop_reasons", d);
 	json_object_set_new(o, "rx_pps", json_real(rx_pps));
 	json_object_set_new(o, "tx_pps", json_real(tx_pps));
 	json_object_set_new(o, "kicks_per_packet",
@@ -78,16 +131,14 @@ json_t *ferry_q_view_json(const struct ferry_q_view *v, double rx_pps,
 json_t *ferry_worker_stats_json(const struct ferry_worker *w)
 {
 	json_t *o = json_object();
+	struct ferry_worker_ctrs d;
 
 	json_object_set_new(o, "id", json_integer(w->id));
 	json_object_set_new(o, "cpu", json_integer(w->cpu));
-#define W_SET(ctr)                                                             \
-	json_object_set_new(                                                   \
-		o, #ctr,                                                       \
-		json_integer((json_int_t)(ferry_ctr_read(&w->c.ctr) -          \
-					  w->base.ctr)));
-	FERRY_WORKER_COUNTERS(W_SET)
-#undef W_SET
+#define W_READ(ctr) d.ctr = ferry_ctr_read(&w->c.ctr) - w->base.ctr;
+	FERRY_WORKER_COUNTERS(W_READ)
+#undef W_READ
+	ferry_worker_ctrs_put(o, &d);
 	json_object_set_new(o, "rx_pps", json_real(w->rx_pps));
 	json_object_set_new(o, "busy_share", json_real(w->busy_share));
 	json_object_set_new(o, "sockets", json_integer(w->n_pq));

@@ -28,6 +28,19 @@ void ferry_q_view_add(struct ferry_q_view *sum, const struct ferry_q_view *v);
 json_t *ferry_q_view_json(const struct ferry_q_view *v, double rx_pps,
 			  double tx_pps);
 
+/*
+ * Counter structs as members of a JSON object and back, one name per
+ * X-macro entry: `stats` shows them, a hot restart hands them over. The
+ * queue's drop reasons go in a "drop_reasons" object. _get reads what is
+ * there (a missing name reads 0). _put returns o (NULL stays NULL).
+ */
+json_t *ferry_queue_ctrs_put(json_t *o, const struct ferry_queue_ctrs *c);
+void ferry_queue_ctrs_get(const json_t *o, struct ferry_queue_ctrs *c);
+json_t *ferry_xsk_ctrs_put(json_t *o, const struct ferry_xsk_ctrs *c);
+void ferry_xsk_ctrs_get(const json_t *o, struct ferry_xsk_ctrs *c);
+json_t *ferry_worker_ctrs_put(json_t *o, const struct ferry_worker_ctrs *c);
+void ferry_worker_ctrs_get(const json_t *o, struct ferry_worker_ctrs *c);
+
 /* One worker's row of `stats`. */
 json_t *ferry_worker_stats_json(const struct ferry_worker *w);
 /* One worker's object of `worker show`; pq_name names a socket's port
