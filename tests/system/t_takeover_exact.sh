@@ -94,6 +94,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	pid_sb=$!
 	tb_track $pid_sb
 	sleep "$(echo "$SECS / 2" | bc -l)"
+	if [[ -n ${TAKEOVER_NONE:-} ]]; then
+		# bench/takeover_exact.sh's baseline: the same stream, no restart
+		wait $pid_sa $pid_sb $pid_ra $pid_rb
+		echo "BENCH rate=$RATE mode=$MODE none=1 sent=$(jq .sent "$TB_RUN/send_a.$r") $(jq -c '{unique, missing, duplicates, late, max_gap_us}' "$TB_RUN/recv_b.$r")"
+		continue
+	fi
 	old_pid=${TB_PID_OF[dut]}
 	if [[ -n ${TAKEOVER_REBUILD:-} ]]; then
 		TB_FERRYD_EXEC="export FERRY_TAKEOVER_REBUILD=1; $TB_BPFFS_EXEC"
