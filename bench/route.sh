@@ -35,6 +35,15 @@
 # how long ferryd's netlink mirror took to follow it live, and how long its
 # initial dump of the full table takes at `route p0`. --routes 0 skips it.
 # The sink in this part is an XDP count+drop on s0 (xdp_sink_reset, below).
+# Then, with --nh-groups N (default 16; 0 skips), the same table behind
+# nexthop objects, as FRR's zebra installs it: two next hops (10.77.1.1 and
+# .2, both the sink) and N groups of the two, every route `nhid` one of the
+# groups (the generator's 198.18.0.0/24 too): rows kernel_nh, xdp_fib_nh,
+# route_nh, route_kernel_nh. And how long ferryd takes to follow one change
+# under all of them: `ip nexthop replace` of a next hop every group holds
+# (the object rewritten in place, then the kernel's per-route messages of
+# nexthop_compat_mode drained), beside the same move of the plain table
+# (ROUTES `ip route replace` of the gateway, one message each).
 # --only-table: just this part.
 set -euo pipefail
 
@@ -50,13 +59,15 @@ SECS=4
 FWD_CPU=1
 ROUTES=1000000
 ONLY_TABLE=0
+NH_GROUPS=16
 while (($#)); do
 	case $1 in
 	--runs) RUNS=$2 && shift ;;
 	--secs) SECS=$2 && shift ;;
 	--routes) ROUTES=$2 && shift ;;
 	--only-table) ONLY_TABLE=1 ;;
-	*) echo "usage: $0 [--runs N] [--secs S] [--routes N] [--only-table]" >&2 && exit 2 ;;
+	--nh-groups) NH_GROUPS=$2 && shift ;;
+	*) echo "usage: $0 [--runs N] [--secs S] [--routes N] [--nh-groups N] [--only-table]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -254,6 +265,9 @@ tbl_up() {
 		tb_exec dut bpftool net attach xdpdrv pinned "$FIB_PIN/xdp_fib_fwd" dev "$D0" overwrite
 		;;
 	route*)
+		local path=xsk
+		[[ $1 == route_kernel* ]] && path=kernel
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
 		tb_ferryd dut dut >/dev/null
 		tb_do dut workers "$FWD_CPU" idle busy >/dev/null
 		tb_do dut port add p0 dev "$D0" >/dev/null
@@ -261,9 +275,9 @@ tbl_up() {
 		# the first `route` makes the router: its netlink mirror dumps
 		# the kernel's tables before the command answers
 		t0=$(now)
-		tb_do dut route p0 >/dev/null
+		tb_do dut route p0 path $path >/dev/null
 		EXTRA[${1}_dump]+=" $(echo "$(now) - $t0" | bc -l | cut -c1-5)"
-		tb_do dut route p1 >/dev/null
+		tb_do dut route p1 path $path >/dev/null
 		;;
 	esac
 	napi_pin
@@ -276,7 +290,10 @@ tbl_down() {
 		ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0
 		tb_exec dut ip link set dev "$D0" xdp off
 		;;
-	route*) stop_dut ;;
+	route*)
+		stop_dut
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=0 net.ipv6.conf.lo.forwarding=0
+		;;
 	esac
 }
 
@@ -291,6 +308,8 @@ tbl_sample() {
 	sleep 0.5
 	case $row in
 	xdp_fib*) EXTRA[${row}_ctr]=$(tbl_fib_ctr) ;;
+	route_kernel*) EXTRA[${row}_ctr]=$(tb_ctlj dut stats | jq -c '.data.ports |
+		{p0_kernel_rx: .[0].paths.kernel.rx_packets, fib: .[0].paths.kernel.fib}') ;;
 	route*) EXTRA[${row}_ctr]=$(tb_ctlj dut stats | jq -c '.data.route |
 		{routed, no_neigh, no_route, ttl_exceeded, routes_added: .netlink.routes_added}') ;;
 	esac
@@ -351,8 +370,79 @@ tbl_load() {
 	rm -f "$f"
 }
 
+# nl_ctr NAME: one counter of the dut ferryd's netlink mirror
+nl_ctr() { tb_ctlj dut stats | jq ".data.route.netlink.$1"; }
+
+# The plain table's ROUTES routes move to 10.77.1.2 (`ip route replace`,
+# one message each) while a ferryd follows: EXTRA[plain_move_s].
+tbl_plain_move() {
+	local f=$TB_RUN/move.batch t0 added i
+	tbl_gen "$ROUTES" | sed 's/^route add/route replace/; s/via 10.77.1.1/via 10.77.1.2/' >"$f"
+	tbl_up route_live
+	added=$(nl_ctr routes_added)
+	t0=$(now)
+	ip -n "$dut" -batch "$f"
+	for ((i = 0; i < 6000; i++)); do
+		(($(nl_ctr routes_added) - added >= ROUTES)) && break
+		sleep 0.1
+	done
+	EXTRA["plain_move_s"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
+	tbl_down route_live
+	rm -f "$f"
+}
+
+# The plain table out, the same prefixes back behind NH_GROUPS groups.
+tbl_nh_load() {
+	local f=$TB_RUN/nh.batch t0 g
+	ip -n "$dut" route flush via 10.77.1.1
+	ip -n "$dut" route flush via 10.77.1.2
+	{
+		echo "nexthop add id 1 via 10.77.1.1 dev $D1"
+		echo "nexthop add id 2 via 10.77.1.2 dev $D1"
+		for ((g = 0; g < NH_GROUPS; g++)); do
+			echo "nexthop add id $((101 + g)) group 1,$((1 + g % 4))/2,$((4 - g % 4))"
+		done
+		echo "route add 198.18.0.0/24 nhid 101"
+		tbl_gen "$ROUTES" | awk -v n="$NH_GROUPS" '{ $4 = "nhid"; $5 = 101 + NR % n; print }'
+	} >"$f"
+	t0=$(now)
+	ip -n "$dut" -batch "$f"
+	EXTRA["nh_load_s"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
+	EXTRA["nh_routes"]=$(ip -n "$dut" -4 route show | grep -c nhid)
+	rm -f "$f"
+}
+
+# One next hop every group holds changes (ip nexthop replace) while a
+# ferryd follows: EXTRA[nh_move_s] until the object is rewritten,
+# EXTRA[nh_quiet_s] until the messages that follow are read (the mirror
+# quiet for 1 s; that second not counted).
+tbl_nh_move() {
+	local t0 rep msgs last i gw=${1:-10.77.1.2}
+	tbl_up route_live
+	rep=$(nl_ctr nexthops_replaced)
+	t0=$(now)
+	ip -n "$dut" nexthop replace id 1 via "$gw" dev "$D1"
+	for ((i = 0; i < 6000; i++)); do
+		(($(nl_ctr nexthops_replaced) > rep)) && break
+		sleep 0.01
+	done
+	EXTRA["nh_move_s"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
+	last=$(nl_ctr messages)
+	while :; do
+		sleep 1
+		msgs=$(nl_ctr messages)
+		((msgs == last)) && break
+		last=$msgs
+	done
+	EXTRA["nh_quiet_s"]=$(echo "$(now) - $t0 - 1" | bc -l | cut -c1-6)
+	EXTRA["nh_move_nl"]=$(tb_ctlj dut stats | jq -c '.data.route.netlink |
+		{messages, routes_added, nexthops_replaced, nh_unknown, fib_errors, overruns}')
+	EXTRA["nh_compat"]=$(ip netns exec "$dut" sysctl -n net.ipv4.nexthop_compat_mode)
+	tbl_down route_live
+}
+
 declare -A VALS
-TBL_ROWS=(kernel xdp_fib route)
+TBL_ROWS=(kernel xdp_fib route route_kernel)
 table_part() {
 	local i row rows
 	say "table part: ${TBL_ROWS[*]} interleaved, $RUNS runs of ${SECS}s"
@@ -370,6 +460,20 @@ table_part() {
 			for row in "${TBL_ROWS[@]}"; do tbl_sample "${row}_full"; done
 		done
 		for row in "${TBL_ROWS[@]}"; do rows+=("${row}_full"); done
+		if ((NH_GROUPS > 0)); then
+			ip -n "$dut" neigh replace 10.77.1.2 lladdr "$(tb_mac dut d0)" dev "$D1" nud permanent
+			say "moving the $ROUTES plain routes to 10.77.1.2 (ferryd following)"
+			tbl_plain_move
+			say "ferryd followed in ${EXTRA["plain_move_s"]}s"
+			say "the table behind $NH_GROUPS nexthop groups"
+			tbl_nh_load
+			for ((i = 0; i < RUNS; i++)); do
+				for row in "${TBL_ROWS[@]}"; do tbl_sample "${row}_nh"; done
+			done
+			for row in "${TBL_ROWS[@]}"; do rows+=("${row}_nh"); done
+			tbl_nh_move 10.77.1.2
+			say "nexthop 1 replaced: object rewritten after ${EXTRA["nh_move_s"]}s, messages read after ${EXTRA["nh_quiet_s"]}s"
+		fi
 	fi
 	for row in "${rows[@]}"; do
 		# shellcheck disable=SC2086 # the values, one word each
@@ -388,6 +492,16 @@ table_part() {
 		echo "full table: kernel_full / kernel = $(ratio t_kernel_full t_kernel);" \
 			"route_full / kernel_full = $(ratio t_route_full t_kernel_full);" \
 			"route_full / route = $(ratio t_route_full t_route)"
+		if ((NH_GROUPS > 0)); then
+			echo "nexthop table: ${EXTRA["nh_routes"]} routes behind $NH_GROUPS groups of 2 next hops (ip -batch ${EXTRA["nh_load_s"]}s);" \
+				"route_nh / route_full = $(ratio t_route_nh t_route_full);" \
+				"route_kernel_nh / route_kernel_full = $(ratio t_route_kernel_nh t_route_kernel_full);" \
+				"kernel_nh / kernel_full = $(ratio t_kernel_nh t_kernel_full)"
+			echo "following one change under all $ROUTES routes: plain table, $ROUTES route replaces:" \
+				"${EXTRA["plain_move_s"]}s; nexthop table, one ip nexthop replace: object rewritten after" \
+				"${EXTRA["nh_move_s"]}s, the kernel's messages after it read after ${EXTRA["nh_quiet_s"]}s" \
+				"(nexthop_compat_mode ${EXTRA["nh_compat"]}; ${EXTRA["nh_move_nl"]})"
+		fi
 		echo "full table: $ROUTES routes generated, ${EXTRA["kernel_routes"]} IPv4 routes in the dut's main table;" \
 			"ip -batch load ${EXTRA["load_s"]}s; ferryd following it live done after ${EXTRA["mirror_s"]}s" \
 			"(${EXTRA["mirror_nl"]}); ferryd's initial dump at \`route p0\` (s, per run):${EXTRA[route_full_dump]:-}"
