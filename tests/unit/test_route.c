@@ -2,7 +2,8 @@
 /*
  * test_route - route_frame() on canned frames: each exception of both
  * families, the forwarded frame's rewrite (TTL, checksum, MACs), the ICMP
- * errors' contents and checksums, multipath, and the counters.
+ * errors' contents and checksums, multipath, and the counters; and
+ * route_frame_chain() on the first piece of multi-buffer frames.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -390,6 +391,99 @@ static void test_v6(void **state)
 	assert_int_equal(run(e, len, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
 }
 
+/* A chain's whole length in the IPv4 header of its first piece. */
+static void ip4_set_len(uint8_t *f, unsigned ip_len)
+{
+	uint8_t *ip = f + 14;
+	uint16_t c;
+
+	ip[2] = (uint8_t)(ip_len >> 8);
+	ip[3] = (uint8_t)ip_len;
+	ip[10] = ip[11] = 0;
+	c = ip4_csum_full(ip, 20);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+}
+
+static enum route_verdict run_chain(struct env *e, size_t head, size_t len,
+				    struct route_result *r,
+				    enum route_reason want)
+{
+	uint64_t before = e->c.n[want];
+	enum route_verdict v = route_frame_chain(&e->ctx, buf, head, len, 0, 0,
+						 out, sizeof(out), r, &e->c);
+
+	if (r->reason != want)
+		fail_msg("reason: want %s, got %s", route_reason_names[want],
+			 route_reason_names[r->reason]);
+	assert_int_equal(e->c.n[want], before + 1);
+	return v;
+}
+
+/*
+ * A 9000-byte frame whose first piece is 2048 bytes (a UMEM frame): routed
+ * by its headers with the MTU checked against the whole length, only the
+ * first piece rewritten; an ICMP error quotes from the first piece only.
+ */
+static void test_chain(void **state)
+{
+	struct env *e = *state;
+	const size_t head = 2048, whole = 9000;
+	struct route_result r;
+	uint8_t tail[64];
+	unsigned quoted;
+
+	frame4(buf, 0xc0000201, 0x0a010203, 64, 17, head - 14, 1);
+	ip4_set_len(buf, whole - 14);
+	memset(buf + head - sizeof(tail), 0x5a, sizeof(tail));
+	memcpy(tail, buf + head - sizeof(tail), sizeof(tail));
+
+	/* port 1's MTU is 1000: too big, and DF set */
+	run_chain(e, head, whole, &r, ROUTE_R_frag_needed);
+	check_icmp4(e, &r, 3, 4, 1000);
+	quoted = (unsigned)r.len - 14 - 20 - 8;
+	assert_true(quoted <= head - 14);
+	assert_int_equal(r.len, 14 + 576); /* the usual cap, within head */
+
+	/* jumbo MTU on the egress: forwarded, the first piece rewritten */
+	e->ports[1].mtu = 9000;
+	assert_int_equal(run_chain(e, head, whole, &r, ROUTE_R_routed),
+			 ROUTE_FWD);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(buf[14 + 8], 63);
+	assert_int_equal(csum_partial(buf + 14, 20, 0), 0xffff);
+	assert_memory_equal(buf, mac_nbr, 6);
+	assert_memory_equal(buf + head - sizeof(tail), tail, sizeof(tail));
+
+	/* IPv6 the same way */
+	frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 17, 0, head - 14);
+	buf[14 + 4] = (uint8_t)((whole - 14 - 40) >> 8);
+	buf[14 + 5] = (uint8_t)(whole - 14 - 40);
+	assert_int_equal(run_chain(e, head, whole, &r, ROUTE_R_routed),
+			 ROUTE_FWD);
+	assert_int_equal(buf[14 + 7], 63);
+	e->ports[1].mtu = 1000;
+	frame6(buf, "2001:db8:9::5", "2001:db8:1::7", 64, 17, 0, head - 14);
+	buf[14 + 4] = (uint8_t)((whole - 14 - 40) >> 8);
+	buf[14 + 5] = (uint8_t)(whole - 14 - 40);
+	run_chain(e, head, whole, &r, ROUTE_R_pkt_too_big);
+	check_icmp6(e, &r, 2, 1000);
+
+	/* a first piece too short for the headers, or longer than the
+	 * frame: malformed, and nothing rewritten */
+	frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 100, 1);
+	ip4_set_len(buf, whole - 14);
+	assert_int_equal(
+		run_chain(e, ROUTE_HEAD_MIN - 1, whole, &r, ROUTE_R_malformed),
+		ROUTE_DROP);
+	assert_int_equal(buf[14 + 8], 64);
+	assert_int_equal(run_chain(e, 200, 150, &r, ROUTE_R_malformed),
+			 ROUTE_DROP);
+	/* one piece: route_frame's answer */
+	frame4(buf, 0xc0000201, 0x0a010203, 64, 17, 100, 1);
+	assert_int_equal(run_chain(e, 114, 114, &r, ROUTE_R_routed), ROUTE_FWD);
+}
+
 /* Every reason has a name, for the counters' JSON keys. */
 static void test_names(void **state)
 {
@@ -408,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_v4_exceptions),
 		cmocka_unit_test(test_multipath),
 		cmocka_unit_test(test_v6),
+		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_names),
 	};
 
