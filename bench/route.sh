@@ -413,11 +413,14 @@ tbl_nh_load() {
 }
 
 # One next hop every group holds changes (ip nexthop replace) while a
-# ferryd follows: EXTRA[nh_move_s] until the object is rewritten,
-# EXTRA[nh_quiet_s] until the messages that follow are read (the mirror
-# quiet for 1 s; that second not counted).
+# ferryd follows: EXTRA[nh_move_s_C] until the object is rewritten,
+# EXTRA[nh_quiet_s_C] until the messages about it are read (the mirror
+# quiet for 1 s; that second not counted), C the nexthop_compat_mode
+# (1: the kernel also sends every route through the object, before the
+# object's own message).
 tbl_nh_move() {
-	local t0 rep msgs last i gw=${1:-10.77.1.2}
+	local t0 rep msgs last i gw=$1 compat=$2
+	ip netns exec "$dut" sysctl -qw net.ipv4.nexthop_compat_mode="$compat"
 	tbl_up route_live
 	rep=$(nl_ctr nexthops_replaced)
 	t0=$(now)
@@ -426,7 +429,7 @@ tbl_nh_move() {
 		(($(nl_ctr nexthops_replaced) > rep)) && break
 		sleep 0.01
 	done
-	EXTRA["nh_move_s"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
+	EXTRA["nh_move_s_$compat"]=$(echo "$(now) - $t0" | bc -l | cut -c1-6)
 	last=$(nl_ctr messages)
 	while :; do
 		sleep 1
@@ -434,11 +437,11 @@ tbl_nh_move() {
 		((msgs == last)) && break
 		last=$msgs
 	done
-	EXTRA["nh_quiet_s"]=$(echo "$(now) - $t0 - 1" | bc -l | cut -c1-6)
-	EXTRA["nh_move_nl"]=$(tb_ctlj dut stats | jq -c '.data.route.netlink |
+	EXTRA["nh_quiet_s_$compat"]=$(echo "$(now) - $t0 - 1" | bc -l | cut -c1-6)
+	EXTRA["nh_move_nl_$compat"]=$(tb_ctlj dut stats | jq -c '.data.route.netlink |
 		{messages, routes_added, nexthops_replaced, nh_unknown, fib_errors, overruns}')
-	EXTRA["nh_compat"]=$(ip netns exec "$dut" sysctl -n net.ipv4.nexthop_compat_mode)
 	tbl_down route_live
+	ip netns exec "$dut" sysctl -qw net.ipv4.nexthop_compat_mode=1
 }
 
 declare -A VALS
@@ -471,8 +474,9 @@ table_part() {
 				for row in "${TBL_ROWS[@]}"; do tbl_sample "${row}_nh"; done
 			done
 			for row in "${TBL_ROWS[@]}"; do rows+=("${row}_nh"); done
-			tbl_nh_move 10.77.1.2
-			say "nexthop 1 replaced: object rewritten after ${EXTRA["nh_move_s"]}s, messages read after ${EXTRA["nh_quiet_s"]}s"
+			tbl_nh_move 10.77.1.2 1
+			tbl_nh_move 10.77.1.1 0
+			say "nexthop 1 replaced, compat mode 1: object rewritten after ${EXTRA["nh_move_s_1"]}s; compat mode 0: ${EXTRA["nh_move_s_0"]}s"
 		fi
 	fi
 	for row in "${rows[@]}"; do
@@ -499,8 +503,8 @@ table_part() {
 				"kernel_nh / kernel_full = $(ratio t_kernel_nh t_kernel_full)"
 			echo "following one change under all $ROUTES routes: plain table, $ROUTES route replaces:" \
 				"${EXTRA["plain_move_s"]}s; nexthop table, one ip nexthop replace: object rewritten after" \
-				"${EXTRA["nh_move_s"]}s, the kernel's messages after it read after ${EXTRA["nh_quiet_s"]}s" \
-				"(nexthop_compat_mode ${EXTRA["nh_compat"]}; ${EXTRA["nh_move_nl"]})"
+				"${EXTRA["nh_move_s_1"]}s with nexthop_compat_mode 1 (messages read after ${EXTRA["nh_quiet_s_1"]}s;" \
+				"${EXTRA["nh_move_nl_1"]}), after ${EXTRA["nh_move_s_0"]}s with 0 (${EXTRA["nh_move_nl_0"]})"
 		fi
 		echo "full table: $ROUTES routes generated, ${EXTRA["kernel_routes"]} IPv4 routes in the dut's main table;" \
 			"ip -batch load ${EXTRA["load_s"]}s; ferryd following it live done after ${EXTRA["mirror_s"]}s" \
