@@ -20,6 +20,7 @@
 #include <linux/neighbour.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "nlmirror.h"
@@ -100,11 +101,18 @@ struct mobj {
 
 struct nlmirror {
 	struct nlmirror_params p;
-	struct mnl_socket *ev;	/* multicast groups, resolve requests */
-	struct mnl_socket *req; /* dumps */
+	/* Events on two sockets: a burst of routes (a full table; with
+	 * nexthop_compat_mode every route through a changed object, sent
+	 * before the object's own message) may overrun its socket, never the
+	 * other's links, addresses, neighbours and objects. */
+	struct mnl_socket *ev;	   /* routes; resolve and fib-match requests */
+	struct mnl_socket *ev_obj; /* links, addresses, neighbours, nexthops */
+	struct mnl_socket *req;	   /* dumps */
+	int epfd;		   /* both event sockets: nlmirror_fd() */
 	uint32_t req_portid, seq;
 	struct nlmirror_counters c;
-	bool resync;
+	bool resync;	    /* everything dumped again */
+	bool resync_routes; /* only the routes (their socket overran) */
 
 	struct mnh *nh; /* never shrinks: a key keeps its slot */
 	size_t n_nh, cap_nh;
@@ -128,6 +136,7 @@ struct nlmirror {
 	size_t n_addrs, cap_addrs;
 	/* dump batches can be 32 KiB; room to spare avoids MSG_TRUNC */
 	char buf[65536];
+	char rbuf[65536]; /* a batch of routes, while objects are read */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -1737,6 +1746,44 @@ static int dump_all(struct nlmirror *m)
 	return 0;
 }
 
+/* The re-dumps an overrun asked for. */
+static int resync(struct nlmirror *m)
+{
+	int err = 0;
+
+	if (m->resync)
+		err = dump_all(m);
+	else if (m->resync_routes)
+		err = dump(m, RTM_GETROUTE, sizeof(struct rtgenmsg));
+	if (!err)
+		m->resync = m->resync_routes = false;
+	return err;
+}
+
+/* One batch from sock into buf: its length, 0 when there is none now, or
+ * -errno. ENOBUFS (the kernel dropped events) is counted and sets *lost. */
+static ssize_t recv_batch(struct nlmirror *m, struct mnl_socket *sock,
+			  char *buf, bool *lost)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = recv(mnl_socket_get_fd(sock), buf, sizeof(m->buf),
+			 MSG_DONTWAIT);
+		if (n >= 0)
+			return n;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		if (errno == ENOBUFS) {
+			m->c.overruns++;
+			*lost = true;
+			continue;
+		}
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
 int nlmirror_process(struct nlmirror *m)
 {
 	/* an error answer to a resolve request must not end the batch */
@@ -1749,40 +1796,37 @@ int nlmirror_process(struct nlmirror *m)
 	char *buf = m->buf;
 	uint64_t before = m->c.messages;
 	ssize_t n;
-	int err;
+	int err = resync(m);
 
-	if (m->resync) {
-		m->resync = false;
-		err = dump_all(m);
-		if (err)
-			return err;
-	}
-	for (;;) {
-		n = recv(mnl_socket_get_fd(m->ev), buf, sizeof(m->buf),
-			 MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == ENOBUFS) {
-				/* the kernel dropped events: start over */
-				m->c.overruns++;
-				m->resync = true;
-				continue;
-			}
-			if (errno == EINTR)
-				continue;
-			return -errno;
+	while (!err) {
+		/*
+		 * Objects first, then one batch of routes, then the objects
+		 * again before it is applied: whatever the kernel sent ahead
+		 * of those routes (the object a route names, a neighbour)
+		 * is in by then.
+		 */
+		while ((n = recv_batch(m, m->ev_obj, buf, &m->resync)) > 0)
+			mnl_cb_run2(buf, (size_t)n, 0, 0, msg_cb, m, ctl,
+				    NLMSG_MIN_TYPE);
+		if (n < 0)
+			return (int)n;
+		n = recv_batch(m, m->ev, m->rbuf, &m->resync_routes);
+		if (n <= 0) {
+			if (n < 0)
+				return (int)n;
+			break;
 		}
-		mnl_cb_run2(buf, (size_t)n, 0, 0, msg_cb, m, ctl,
-			    NLMSG_MIN_TYPE);
+		while ((err = (int)recv_batch(m, m->ev_obj, buf, &m->resync)) >
+		       0)
+			mnl_cb_run2(buf, (size_t)err, 0, 0, msg_cb, m, ctl,
+				    NLMSG_MIN_TYPE);
+		if (!err)
+			mnl_cb_run2(m->rbuf, (size_t)n, 0, 0, msg_cb, m, ctl,
+				    NLMSG_MIN_TYPE);
 	}
-	if (m->resync) {
-		m->resync = false;
-		err = dump_all(m);
-		if (err)
-			return err;
-	}
-	return (int)(m->c.messages - before);
+	if (!err)
+		err = resync(m);
+	return err ? err : (int)(m->c.messages - before);
 }
 
 /*
@@ -1934,20 +1978,48 @@ static void obj_free_all(struct nlmirror *m)
 	free(m->obj_hash);
 }
 
+/*
+ * An event socket on groups (and group 32, past what the bind's bit mask
+ * can say, if nh), non-blocking, with a receive buffer for bursts (FORCE
+ * works for root, the plain one otherwise), in epfd; NULL with errno.
+ */
+static struct mnl_socket *ev_open(unsigned groups, bool nh, int epfd)
+{
+	struct epoll_event e = {.events = EPOLLIN};
+	int rcvbuf = 32 << 20, nh_group = RTNLGRP_NEXTHOP, fd, err;
+	struct mnl_socket *s = mnl_socket_open(NETLINK_ROUTE);
+
+	if (!s)
+		return NULL;
+	fd = mnl_socket_get_fd(s);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	e.data.fd = fd;
+	if (mnl_socket_bind(s, groups, MNL_SOCKET_AUTOPID) < 0 ||
+	    (nh && mnl_socket_setsockopt(s, NETLINK_ADD_MEMBERSHIP, &nh_group,
+					 sizeof(nh_group)) < 0) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		err = errno;
+		mnl_socket_close(s);
+		errno = err;
+		return NULL;
+	}
+	return s;
+}
+
 struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
 {
-	const unsigned groups = RTMGRP_LINK | RTMGRP_NEIGH |
-				RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
-				RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
-	/* group 32: past what the bind's bit mask can say */
-	int nh_group = RTNLGRP_NEXTHOP;
+	const unsigned route_groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+	const unsigned obj_groups = RTMGRP_LINK | RTMGRP_NEIGH |
+				    RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
 	struct fib_nh_info local = {.port = FIB_PORT_NONE,
 				    .flags = FIB_NH_F_LOCAL};
 	struct fib_nh_info drop = {.port = FIB_PORT_NONE,
 				   .flags = FIB_NH_F_DROP};
 	struct fib_stats st;
 	struct nlmirror *m;
-	int rcvbuf = 32 << 20, id, err = ENOMEM;
+	int id, err = ENOMEM;
 
 	if (!p || !p->fib) {
 		errno = EINVAL;
@@ -1978,29 +2050,25 @@ struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
 	m->nh_drop = (uint32_t)id;
 
 	/* subscribe first: what changes during the dump is not lost */
-	m->ev = mnl_socket_open(NETLINK_ROUTE);
-	if (!m->ev) {
+	m->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (m->epfd < 0) {
 		err = errno;
 		goto err_nh;
 	}
-	/* a burst of route changes (a routing daemon's full table) must not
-	 * overrun the socket; FORCE works for root, the plain one otherwise */
-	if (setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUFFORCE,
-		       &rcvbuf, sizeof(rcvbuf)))
-		setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUF,
-			   &rcvbuf, sizeof(rcvbuf));
-	if (mnl_socket_bind(m->ev, groups, MNL_SOCKET_AUTOPID) < 0 ||
-	    mnl_socket_setsockopt(m->ev, NETLINK_ADD_MEMBERSHIP, &nh_group,
-				  sizeof(nh_group)) < 0) {
+	m->ev = ev_open(route_groups, false, m->epfd);
+	if (!m->ev) {
+		err = errno;
+		goto err_epoll;
+	}
+	m->ev_obj = ev_open(obj_groups, true, m->epfd);
+	if (!m->ev_obj) {
 		err = errno;
 		goto err_ev;
 	}
-	fcntl(mnl_socket_get_fd(m->ev), F_SETFL,
-	      fcntl(mnl_socket_get_fd(m->ev), F_GETFL) | O_NONBLOCK);
 	m->req = mnl_socket_open(NETLINK_ROUTE);
 	if (!m->req) {
 		err = errno;
-		goto err_ev;
+		goto err_ev_obj;
 	}
 	if (mnl_socket_bind(m->req, 0, MNL_SOCKET_AUTOPID) < 0) {
 		err = errno;
@@ -2017,8 +2085,12 @@ struct nlmirror *nlmirror_create(const struct nlmirror_params *p)
 
 err_req:
 	mnl_socket_close(m->req);
+err_ev_obj:
+	mnl_socket_close(m->ev_obj);
 err_ev:
 	mnl_socket_close(m->ev);
+err_epoll:
+	close(m->epfd);
 err_nh:
 	free(m->map);
 	free(m->nh);
@@ -2038,7 +2110,9 @@ void nlmirror_destroy(struct nlmirror *m)
 	if (!m)
 		return;
 	mnl_socket_close(m->ev);
+	mnl_socket_close(m->ev_obj);
 	mnl_socket_close(m->req);
+	close(m->epfd);
 	free(m->map);
 	free(m->nh);
 	free(m->nh_hash);
@@ -2049,9 +2123,19 @@ void nlmirror_destroy(struct nlmirror *m)
 	free(m);
 }
 
+int nlmirror_set_rcvbuf(struct nlmirror *m, int bytes)
+{
+	if (setsockopt(mnl_socket_get_fd(m->ev), SOL_SOCKET, SO_RCVBUF, &bytes,
+		       sizeof(bytes)) ||
+	    setsockopt(mnl_socket_get_fd(m->ev_obj), SOL_SOCKET, SO_RCVBUF,
+		       &bytes, sizeof(bytes)))
+		return -errno;
+	return 0;
+}
+
 int nlmirror_fd(const struct nlmirror *m)
 {
-	return mnl_socket_get_fd(m->ev);
+	return m->epfd; /* readable when either event socket is */
 }
 
 void nlmirror_counters(const struct nlmirror *m, struct nlmirror_counters *c)

@@ -36,10 +36,14 @@
  *
  * Driven by the caller's loop: nlmirror_create() does the initial dump
  * (blocking, once; nexthop objects before routes), then poll
- * nlmirror_fd() and call nlmirror_process(), which never blocks. A socket
- * overrun (ENOBUFS: events were lost) is counted and answered by a full
- * re-dump on the next process() call, which also drops the nexthop
- * objects the kernel no longer has.
+ * nlmirror_fd() and call nlmirror_process(), which never blocks. Routes
+ * arrive on a socket of their own, so that a burst of them (a full table;
+ * with nexthop_compat_mode 1, every route through a changed object, which
+ * the kernel sends before the object's message) never costs a link,
+ * address, neighbour or object event. An overrun (ENOBUFS: events were
+ * lost) is counted and answered on the next process() call by a re-dump:
+ * of the routes if only theirs overran, else of everything, which also
+ * drops the nexthop objects the kernel no longer has.
  * Control thread only; the FIB's readers are never stopped (fib.h).
  */
 #ifndef FERRY_NLMIRROR_H
@@ -107,6 +111,9 @@ int nlmirror_fd(const struct nlmirror *nlm);
 /* Read and apply whatever the kernel has sent, without blocking: the
  * number of messages applied, or -errno. */
 int nlmirror_process(struct nlmirror *nlm);
+/* Both event sockets' SO_RCVBUF (tests make overruns with a small one);
+ * 0 or -errno. */
+int nlmirror_set_rcvbuf(struct nlmirror *nlm, int bytes);
 
 /* The caller's ports changed (a port added or removed): ask port_of again
  * for every link and update the next hops through those that moved. */

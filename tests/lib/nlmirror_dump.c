@@ -253,10 +253,9 @@ static int command(struct ctx *c, char *line)
 		print_counters(c);
 		printf("end\n");
 	} else if (!strcmp(line, "rcvbuf") && arg) {
-		v = atoi(arg);
-		if (setsockopt(nlmirror_fd(c->nlm), SOL_SOCKET, SO_RCVBUF, &v,
-			       sizeof(v)))
-			printf("error %s\n", strerror(errno));
+		v = nlmirror_set_rcvbuf(c->nlm, atoi(arg));
+		if (v)
+			printf("error %s\n", strerror(-v));
 		else
 			printf("ok\n");
 	} else if (!strcmp(line, "sleep") && arg) {
