@@ -85,7 +85,7 @@ seq_run() {
 		--ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$tag" &
 	pid_ra=$!
 	tb_track $pid_ra
-	tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b" || tb_die "receivers not ready"
+	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
 	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$secs" -f 4 \
 		>"$TB_RUN/send_a.$tag" &
 	pid_sa=$!

@@ -88,7 +88,7 @@ for ENGINE in $ENGINES; do
 		--ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
 	pid_ra=$!
 	tb_track $pid_ra
-	tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b" || tb_die "receivers not ready"
+	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
 
 	tap0=$(tap_rx)
 	p2_tx0=$(tb_stat dut p2 tx_packets)

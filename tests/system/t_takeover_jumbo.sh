@@ -51,7 +51,7 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.2
 done
 # A jumbo ping through the dut, not fragmented: chains cross at all.
-ip netns exec "$nsA" ping -c 1 -W 2 -M do -s 8972 "$B_IP" >/dev/null ||
+ip netns exec "$nsA" ping -c 1 -W 2 -M "do" -s 8972 "$B_IP" >/dev/null ||
 	tb_die "gen cannot reach sink through ferry with 9000-byte packets"
 
 drops_json() {
@@ -82,7 +82,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		-T $((SECS + 30)) --ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
 	pid_ra=$!
 	tb_track $pid_ra
-	tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b" || tb_die "receivers not ready"
+	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
 	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$SECS" -f 4 -s "$SIZE" \
 		>"$TB_RUN/send_a.$r" &
 	pid_sa=$!
