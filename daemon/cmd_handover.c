@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "capture_ctl.h"
 #include "cmd.h"
 #include "ferry.h"
 #include "proxy.h"
@@ -67,15 +68,15 @@ static int refuse_sockets(struct ferryd_ctx *ctx, struct ferry_err *err)
 static int send_fds(struct ferryd_ctx *ctx, const int *fds, int n);
 
 /*
- * {"pid","config","progs","pass","umems"}: the successor replays the
- * configuration, and maps the UMEM files (sent ahead of the reply) while
- * this daemon still forwards.
+ * {"pid","config","progs","pass","umems","captures"}: the successor replays
+ * the configuration, and maps the UMEM files (sent ahead of the reply)
+ * while this daemon still forwards.
  */
 static int begin(struct ferryd_ctx *ctx, json_t **data, bool offer,
 		 struct ferry_err *err)
 {
 	int fds[FERRY_HANDOVER_MAX_FDS], n = 0;
-	json_t *umems = NULL;
+	json_t *umems = NULL, *captures;
 	char *text;
 	int rc = refuse_sockets(ctx, err);
 
@@ -90,8 +91,13 @@ static int begin(struct ferryd_ctx *ctx, json_t **data, bool offer,
 		*data = NULL;
 		return ferry_fail(err, -EIO, "sending the UMEM files failed");
 	}
+	/* Not in the configuration and not handed over (the commit ends
+	 * them): named, so that the successor can say so. */
+	captures = ferry_capture_show(ctx->f);
 	text = ferryd_config_text(ctx, NULL);
-	if (!text || json_object_set_new(*data, "config", json_string(text))) {
+	if (!text || !captures ||
+	    json_object_set_new(*data, "captures", captures) ||
+	    json_object_set_new(*data, "config", json_string(text))) {
 		free(text);
 		json_decref(*data);
 		*data = NULL;
@@ -140,8 +146,12 @@ static int pass(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 	struct ferry_err ignored;
 
 	rc = refuse_sockets(ctx, err);
-	if (!rc)
-		rc = ferry_handover_pass(ctx->f, data, fds, &n, err);
+	if (rc)
+		return rc;
+	/* Whatever follows (the pass, or the rebuild's release), the
+	 * generators end here, said in the log. */
+	ferry_handover_gens_end(ctx->f);
+	rc = ferry_handover_pass(ctx->f, data, fds, &n, err);
 	if (rc)
 		return rc;
 	rc = send_fds(ctx, fds, n);

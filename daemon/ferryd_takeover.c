@@ -31,6 +31,8 @@ struct ferryd_takeover {
 	bool can_pass; /* it said it can hand its sockets over */
 	/* its UMEM files, sent with begin: mapped while it still serves */
 	json_t *umems;
+	/* its running captures (capture show): ended by the commit */
+	json_t *captures;
 	int umem_fds[FERRY_HANDOVER_MAX_FDS];
 	int n_umem_fds;
 };
@@ -204,6 +206,7 @@ struct ferryd_takeover *ferryd_takeover_connect(const char *path,
 	    request(t, "handover begin", &data, msg))
 		goto err_fd;
 	t->umems = json_incref(json_object_get(data, "umems"));
+	t->captures = json_incref(json_object_get(data, "captures"));
 	pid = json_integer_value(json_object_get(data, "pid"));
 	config = json_string_value(json_object_get(data, "config"));
 	if (pid <= 0 || !config) {
@@ -238,6 +241,7 @@ err_data:
 	json_decref(data);
 err_fd:
 	json_decref(t->umems);
+	json_decref(t->captures);
 	while (t->n_umem_fds)
 		close(t->umem_fds[--t->n_umem_fds]);
 	close(t->fd);
@@ -363,6 +367,31 @@ int ferryd_takeover_run(struct ferryd_takeover *t, struct ferryd_ctx *ctx,
 	return rc;
 }
 
+/*
+ * The old ferryd's captures ended with its commit (its log says what each
+ * wrote): a capture is runtime state of the process that runs it, its
+ * file or client its own, so it is not carried on. Said here too, where
+ * the operator looks after a restart.
+ */
+static void captures_said(const struct ferryd_takeover *t)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(t->captures, i, c)
+	{
+		log_warn("takeover: capture %s on %s (dir %s, output %s) ended "
+			 "with the old ferryd: captures are not carried on by "
+			 "a hot restart; start it again here if it is still "
+			 "wanted",
+			 json_string_value(json_object_get(c, "name")) ?: "?",
+			 json_string_value(json_object_get(c, "port")) ?: "?",
+			 json_string_value(json_object_get(c, "dir")) ?: "?",
+			 json_string_value(json_object_get(c, "output"))
+				 ?: "?");
+	}
+}
+
 int ferryd_takeover_commit(struct ferryd_takeover *t, struct ferry_err *msg)
 {
 	char *rest = NULL;
@@ -376,6 +405,7 @@ int ferryd_takeover_commit(struct ferryd_takeover *t, struct ferry_err *msg)
 	    client_read_reply(t->fd, &rest, NULL) == 0)
 		free(rest);
 	log_info("takeover: ferryd pid %u released its ports", t->old_pid);
+	captures_said(t);
 	return 0;
 }
 
@@ -400,6 +430,7 @@ void ferryd_takeover_close(struct ferryd_takeover *t)
 	while (t->n_umem_fds)
 		close(t->umem_fds[--t->n_umem_fds]);
 	json_decref(t->umems);
+	json_decref(t->captures);
 	free(t->config);
 	free(t);
 }

@@ -231,9 +231,13 @@ static void taps_apply(struct ferry *f, struct ferry_cap_run *run,
 		struct ferry_capture_tap *rx = NULL, *tx = NULL;
 		int wi;
 
-		if (!pq->w)
-			continue;
-		wi = worker_index(f, pq->w);
+		/* No worker (parked by a handover): nothing reads the
+		 * pointers, so they are cleared as they are. */
+		wi = pq->w ? worker_index(f, pq->w) : -1;
+		if (wi < 0 && !c) {
+			ferry_capture_tap_set(&pq->cap_rx, NULL);
+			ferry_capture_tap_set(&pq->cap_tx, NULL);
+		}
 		if (wi < 0)
 			continue;
 		if (c) {
@@ -458,16 +462,23 @@ fail_own_fd:
 	return -EINVAL;
 }
 
-static int run_end(struct ferry *f, struct ferry_cap_run **pp)
+/* The XDP sides off and the taps cleared (the pause is the grace period),
+ * then what was copied written and the output closed. */
+static int run_halt(struct ferry *f, struct ferry_cap_run *run)
 {
-	struct ferry_cap_run *run = *pp;
-	int rc;
-
 	xdp_stop(run);
 	tx_stop(f, run);
 	taps_apply(f, run, NULL);
+	return ferry_capture_stop(run->c);
+}
+
+static int run_end(struct ferry *f, struct ferry_cap_run **pp)
+{
+	struct ferry_cap_run *run = *pp;
+	int rc = run_halt(f, run);
+
 	*pp = run->next;
-	rc = ferry_capture_destroy(run->c);
+	ferry_capture_destroy(run->c);
 	if (run->watch_fd >= 0)
 		close(run->watch_fd);
 	free(run);
@@ -608,6 +619,28 @@ void ferry_captures_port_gone(struct ferry *f, const char *port)
 		log_info("capture %s: port %s deleted, capture stopped",
 			 ferry_capture_name((*pp)->c), port);
 		run_end(f, pp);
+	}
+}
+
+void ferry_captures_end(struct ferry *f, const char *why)
+{
+	struct ferry_capture_info in;
+	struct ferry_capture_ctrs ct;
+	int rc;
+
+	while (f->captures) {
+		struct ferry_cap_run *run = f->captures;
+
+		rc = run_halt(f, run);
+		ferry_capture_info(run->c, &in);
+		ferry_capture_ctrs(run->c, &ct);
+		log_info("capture %s on %s: ended by %s: %llu frame(s) "
+			 "written to %s%s%s",
+			 in.name, run->port, why,
+			 (unsigned long long)ct.written, in.output,
+			 rc && rc != -EPIPE ? ", output: " : "",
+			 rc && rc != -EPIPE ? strerror(-rc) : "");
+		run_end(f, &f->captures);
 	}
 }
 

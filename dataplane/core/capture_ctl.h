@@ -47,6 +47,10 @@ json_t *ferry_capture_show(struct ferry *f);
 void ferry_capture_tick(struct ferry *f);
 /* Ends the captures of port (it is being deleted). */
 void ferry_captures_port_gone(struct ferry *f, const char *port);
+/* Ends them all as capture stop does (files complete and closed, streams
+ * at their end), each said in the log: "ended by WHY" (a hot restart:
+ * captures belong to the process that runs them). */
+void ferry_captures_end(struct ferry *f, const char *why);
 /* Ends them all (shutdown, before the ports go). */
 void ferry_captures_fini(struct ferry *f);
 #endif /* FERRY_CAPTURE_CTL_H */

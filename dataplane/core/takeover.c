@@ -17,6 +17,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "capture_ctl.h"
 #include "ferry_int.h"
 #include "ferry_xdp.skel.h"
 #include "kpath.h"
@@ -82,6 +83,34 @@ int ferry_handover_begin(struct ferry *f, bool pass, json_t **out,
 				 progs, "pass", 1)
 		     : NULL;
 	return *out ? 0 : -ENOMEM;
+}
+
+void ferry_handover_gens_end(struct ferry *f)
+{
+	int i;
+
+	for (i = 0; i < f->ports.n; i++) {
+		struct ferry_gen_port *g = ferry_gen_of(f, f->ports.v[i]);
+		bool running;
+
+		if (!g->gen)
+			continue;
+		/* Stopped first, so the count is final: a live engine's
+		 * test run goes on until its call returns. */
+		running = ferry_gen_running(g->gen);
+		ferry_gen_stop(g->gen);
+		/* A run that ended by itself (count) was said then. */
+		if (running)
+			log_info("gen %s: ended by the hot restart after %llu "
+				 "frames: a generator is not handed over "
+				 "('gen start' again on the successor)",
+				 f->ports.v[i]->name,
+				 (unsigned long long)ferry_gen_frames(g->gen));
+		/* Its frames still in the TX ring are sent and completed
+		 * by whoever serves the ring next, as any other. */
+		ferry_gen_destroy(g->gen);
+		g->gen = NULL;
+	}
 }
 
 /*
@@ -154,13 +183,9 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 	 * the first removal on, the classifier passes frames to the kernel
 	 * (pass_no_xsk) until the successor fills the XSKMAP.
 	 */
-	for (i = 0; i < f->ports.n; i++) {
-		struct ferry_port *p = f->ports.v[i];
-
-		ferry_gen_destroy(ferry_gen_of(f, p)->gen);
-		ferry_gen_of(f, p)->gen = NULL;
-		ferry_port_xsks_unmap(p);
-	}
+	ferry_handover_gens_end(f);
+	for (i = 0; i < f->ports.n; i++)
+		ferry_port_xsks_unmap(f->ports.v[i]);
 	for (i = 0; i < f->ports.n; i++)
 		ferry_port_drain(f->ports.v[i]);
 	*dropped = socket_drops(f);
@@ -256,6 +281,11 @@ int ferry_handover_commit(struct ferry *f, struct ferry_err *msg)
 	 * exit without detaching anything or removing the pins. */
 	if (f->ho.passed)
 		ferry_handover_pass_commit(f);
+	/* A capture is this process's (its file or client, its threads):
+	 * not in the configuration, not carried on. Ended here, the point
+	 * of no return, as `capture stop` ends it, with the workers parked:
+	 * what they copied up to the park is in the file. */
+	ferry_captures_end(f, "the hot restart");
 	for (i = 0; i < f->ports.n; i++)
 		f->ports.v[i]->prog_id = 0;
 	f->ho.handed_over = true;

@@ -72,6 +72,10 @@ int ferry_handover_release(struct ferry *f, uint64_t *dropped,
 int ferry_handover_umems(struct ferry *f, json_t **out, int *fds, int *n_fds);
 int ferry_handover_pass(struct ferry *f, json_t **out, int *fds, int *n_fds,
 			struct ferry_err *msg);
+/* Ends every generator, each said in the log: a run and its frames are
+ * this process's, so neither pass nor release hands them over (both end
+ * them first). */
+void ferry_handover_gens_end(struct ferry *f);
 /* Reopens the sockets after a release (abort or timeout); 0 or -errno. */
 int ferry_handover_resume(struct ferry *f, struct ferry_err *msg);
 /* After a release: the successor owns XDP and pins; exit leaves them. */

@@ -6,7 +6,7 @@
  *
  *   seqflow send -d ADDR:PORT -r PPS -t SECS [-f FLOWS] [-s SIZE]
  *   seqflow recv -l ADDR:PORT [-f FLOWS] [-i IDLE_SECS] [-T MAX_SECS]
- *                [--ready FILE]
+ *                [-s SIZE] [--ready FILE]
  *
  * The sender sends from FLOWS sockets (one source port each) in turn, each
  * datagram carrying its flow and its number in that flow, paced in batches
@@ -18,11 +18,19 @@
  * receiving host's loss, not the path's), and max_gap_us, the longest time
  * between two consecutive datagrams after the first, and when it began
  * (max_gap_at_ns, CLOCK_MONOTONIC).
+ *
+ * SIZE is up to 8972 bytes (a UDP datagram at MTU 9000); after the header
+ * every byte is a function of its offset, flow and number, so a receiver
+ * given -s SIZE counts as "bad" (and not otherwise) each datagram whose
+ * length is not SIZE or whose bytes differ: a jumbo frame delivered cut,
+ * or with a piece of another one, is seen (hot restart with multi-buffer
+ * chains in flight).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +43,37 @@
 #define MAX_FLOWS 64
 #define BATCH	  16
 #define MAX_SEQ	  (1u << 26)
+#define MAX_SIZE  8972 /* UDP payload at MTU 9000 */
 
 struct hdr {
 	uint32_t magic;
 	uint32_t flow;
 	uint64_t seq;
 };
+
+/* Payload byte at offset i (past the header) of datagram seq of flow. */
+static uint8_t fill_byte(size_t i, uint32_t flow, uint64_t seq)
+{
+	return (uint8_t)(i * 7u + flow * 13u + (unsigned)seq);
+}
+
+static void fill(uint8_t *b, size_t len, uint32_t flow, uint64_t seq)
+{
+	size_t i;
+
+	for (i = sizeof(struct hdr); i < len; i++)
+		b[i] = fill_byte(i, flow, seq);
+}
+
+static bool whole(const uint8_t *b, size_t len, const struct hdr *h)
+{
+	size_t i;
+
+	for (i = sizeof(struct hdr); i < len; i++)
+		if (b[i] != fill_byte(i, h->flow, h->seq))
+			return false;
+	return true;
+}
 
 static uint64_t now_ns(void)
 {
@@ -71,11 +104,11 @@ static int do_send(const struct sockaddr_in *dst, double pps, double secs,
 	int fd[MAX_FLOWS], f, i;
 	uint64_t seq[MAX_FLOWS] = {0}, sent = 0, total = (uint64_t)(pps * secs);
 	uint64_t start, interval = (uint64_t)(1e9 * BATCH / pps);
-	uint8_t buf[BATCH][1500];
+	uint8_t buf[BATCH][MAX_SIZE];
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
 
-	if (size < (int)sizeof(struct hdr) || size > 1472)
+	if (size < (int)sizeof(struct hdr) || size > MAX_SIZE)
 		return fprintf(stderr, "seqflow: size out of range\n"), 2;
 	for (f = 0; f < flows; f++) {
 		fd[f] = socket(AF_INET, SOCK_DGRAM, 0);
@@ -101,6 +134,7 @@ static int do_send(const struct sockaddr_in *dst, double pps, double secs,
 			struct hdr h = {MAGIC, (uint32_t)f, seq[f]++};
 
 			memcpy(buf[i], &h, sizeof(h));
+			fill(buf[i], (size_t)size, h.flow, h.seq);
 		}
 		while ((t = now_ns()) < due)
 			if (due - t > 200000)
@@ -131,15 +165,17 @@ struct flow {
 };
 
 static int do_recv(const struct sockaddr_in *at, int flows, double idle,
-		   double max_secs, const char *ready)
+		   double max_secs, int size, const char *ready)
 {
-	uint64_t received = 0, unique = 0, dups = 0, late = 0, missing = 0;
+	uint64_t received = 0, unique = 0, dups = 0, late = 0, missing = 0,
+		 bad = 0;
 	uint64_t first = 0, last = 0, max_gap = 0, gap_at = 0, ovfl = 0,
 		 deadline;
 	struct flow fl[MAX_FLOWS] = {{0}};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1, rcv = 64 << 20, f;
 	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
-	uint8_t buf[BATCH][2048];
+	/* One byte more than the largest: a longer datagram is seen. */
+	uint8_t buf[BATCH][MAX_SIZE + 1];
 	char ctl[BATCH][CMSG_SPACE(sizeof(uint32_t))];
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
@@ -207,6 +243,9 @@ static int do_recv(const struct sockaddr_in *at, int flows, double idle,
 			    h.seq >= MAX_SEQ)
 				continue;
 			received++;
+			if (size && (mm[i].msg_len != (unsigned)size ||
+				     !whole(buf[i], (size_t)size, &h)))
+				bad++;
 			x = &fl[h.flow];
 			if (x->seen[h.seq / 8] & (1u << (h.seq % 8))) {
 				dups++;
@@ -226,12 +265,14 @@ static int do_recv(const struct sockaddr_in *at, int flows, double idle,
 		free(fl[f].seen);
 	}
 	printf("{\"received\":%llu,\"unique\":%llu,\"duplicates\":%llu,"
-	       "\"late\":%llu,\"missing\":%llu,\"rcvbuf_drops\":%llu,"
+	       "\"late\":%llu,\"missing\":%llu,\"bad\":%llu,"
+	       "\"rcvbuf_drops\":%llu,"
 	       "\"max_gap_us\":%.1f,\"max_gap_at_ns\":%llu}\n",
 	       (unsigned long long)received, (unsigned long long)unique,
 	       (unsigned long long)dups, (unsigned long long)late,
-	       (unsigned long long)missing, (unsigned long long)ovfl,
-	       (double)max_gap / 1e3, (unsigned long long)gap_at);
+	       (unsigned long long)missing, (unsigned long long)bad,
+	       (unsigned long long)ovfl, (double)max_gap / 1e3,
+	       (unsigned long long)gap_at);
 	return 0;
 }
 
@@ -241,7 +282,7 @@ static int usage(void)
 		"usage: seqflow send -d ADDR:PORT -r PPS -t SECS [-f FLOWS] "
 		"[-s SIZE]\n"
 		"       seqflow recv -l ADDR:PORT [-f FLOWS] [-i IDLE_SECS] "
-		"[-T MAX_SECS] [--ready FILE]\n");
+		"[-T MAX_SECS] [-s SIZE] [--ready FILE]\n");
 	return 2;
 }
 
@@ -252,7 +293,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa;
 	const char *addr = NULL, *ready = NULL;
 	double pps = 10000, secs = 1, idle = 2, max_secs = 60;
-	int flows = 1, size = 64, c;
+	int flows = 1, size = 0, c;
 
 	if (argc < 2)
 		return usage();
@@ -293,8 +334,8 @@ int main(int argc, char **argv)
 	    pps <= 0)
 		return usage();
 	if (!strcmp(argv[1], "send"))
-		return do_send(&sa, pps, secs, flows, size);
+		return do_send(&sa, pps, secs, flows, size ? size : 64);
 	if (!strcmp(argv[1], "recv"))
-		return do_recv(&sa, flows, idle, max_secs, ready);
+		return do_recv(&sa, flows, idle, max_secs, size, ready);
 	return usage();
 }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Hot restart with jumbo frames in flight: at MTU 9000 a frame is a chain
+# of UMEM frames (multi-buffer, XDP_PKT_CONTD), and the handover parks the
+# old workers, hands the rings over and lets the new ones go on, with
+# chains in the RX rings, in the TX rings and, for a chain the old worker's
+# burst ended inside, handed back to its RX ring. Every chain must cross
+# once and whole.
+#
+# gen (10.88.0.1) --veth-- dut (xconnect p0 <-> p1, path xsk) --veth--
+# sink (10.88.0.2), every link at MTU 9000. Numbered UDP datagrams
+# (tests/lib/seqflow.c) of SIZE bytes (8000 by default: 8042-byte frames,
+# five descriptors) at RATE pps (1k: the RX ring's 2048 descriptors hold
+# ~400 such frames, 400 ms) in 4 flows gen -> sink, and of 8972 bytes
+# (the whole MTU: 9014-byte frames, six descriptors) at RATE/10 back, for
+# SECS seconds, ROUNDS takeovers in a row, each in the middle of a run.
+# Checked per round: every datagram arrived once, in order, with its
+# length and every byte as sent (seqflow recv -s: "bad" 0); the rings
+# were adopted; the old ferryd exited 0; the counters carried on (p0 rx
+# and p1 tx grew by what was sent, not reset, not doubled, and
+# tx_bytes by the whole frames); no chain dropped (chain_* drops 0); once
+# quiet every UMEM frame accounted for (umem_consistent, none elsewhere).
+set -euo pipefail
+# shellcheck source=../lib/testbed.sh
+. "$(dirname "$0")/../lib/testbed.sh"
+# shellcheck source=../lib/assert.sh
+. "$(dirname "$0")/../lib/assert.sh"
+
+ROUNDS=${ROUNDS:-2}
+RATE=${RATE:-1000}
+SECS=${SECS:-4}
+SIZE=${SIZE:-8000}
+BACK_SIZE=8972
+SEQFLOW=$(tb__abs "${SEQFLOW:-build/tests/seqflow}")
+[[ -x $SEQFLOW ]] || tb_die "no seqflow at $SEQFLOW (build first)"
+
+tb_init
+tb_std3
+tb_std3_mtu 9000
+A_IP=10.88.0.1 B_IP=10.88.0.2
+ip -n "$(tb_nsname gen)" addr add "$A_IP/24" dev "$G0"
+ip -n "$(tb_nsname sink)" addr add "$B_IP/24" dev "$S0"
+tb_ferryd dut dut
+tb_do dut workers 1 >/dev/null
+tb_do dut port add p0 dev "$D0" >/dev/null
+tb_do dut port add p1 dev "$D1" >/dev/null
+tb_do dut xconnect add p0 p1 path xsk >/dev/null
+tb_do dut xconnect add p1 p0 path xsk >/dev/null
+nsA=$(tb_nsname gen) nsB=$(tb_nsname sink)
+for ((i = 0; i < 50; i++)); do
+	ip netns exec "$nsA" ping -c 1 -W 1 "$B_IP" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+# A jumbo ping through the dut, not fragmented: chains cross at all.
+ip netns exec "$nsA" ping -c 1 -W 2 -M "do" -s 8972 "$B_IP" >/dev/null ||
+	tb_die "gen cannot reach sink through ferry with 9000-byte packets"
+
+drops_json() {
+	tb_ctlj dut stats | jq -c '[.data.ports[] | {name, drops: (.drops // {} | with_entries(select(.value != 0)))}]'
+}
+umem_check() {
+	local w
+	w=$(tb_ctlj dut worker show | jq -c '.data[0] | {umem_frames, umem_free, umem_in_rings, umem_elsewhere, umem_consistent, umem_frames_lost}')
+	echo "$1: worker 0 UMEM $w"
+	assert_json .umem_consistent true "$w"
+	assert_json .umem_elsewhere 0 "$w"
+	assert_json .umem_frames_lost 0 "$w"
+}
+chain_drops() {
+	tb_ctlj dut stats | jq '[.data.ports[].drops // {} | to_entries[] | select(.key | startswith("chain")) | .value] | add // 0'
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	rx0=$(tb_stat dut p0 rx_packets)
+	tx0=$(tb_stat dut p1 tx_packets)
+	txb0=$(tb_stat dut p1 tx_bytes)
+	rm -f "$TB_RUN/ready."*
+	ip netns exec "$nsB" "$SEQFLOW" recv -l "0.0.0.0:7000" -f 4 -s "$SIZE" -i 2 \
+		-T $((SECS + 30)) --ready "$TB_RUN/ready.b" >"$TB_RUN/recv_b.$r" &
+	pid_rb=$!
+	tb_track $pid_rb
+	ip netns exec "$nsA" "$SEQFLOW" recv -l "0.0.0.0:7001" -f 1 -s "$BACK_SIZE" -i 2 \
+		-T $((SECS + 30)) --ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
+	pid_ra=$!
+	tb_track $pid_ra
+	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
+	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$SECS" -f 4 -s "$SIZE" \
+		>"$TB_RUN/send_a.$r" &
+	pid_sa=$!
+	tb_track $pid_sa
+	ip netns exec "$nsB" "$SEQFLOW" send -d "$A_IP:7001" -r $((RATE / 10)) -t "$SECS" -f 1 \
+		-s "$BACK_SIZE" >"$TB_RUN/send_b.$r" &
+	pid_sb=$!
+	tb_track $pid_sb
+	sleep "$(echo "$SECS / 2" | bc -l)"
+	old_pid=${TB_PID_OF[dut]}
+	tb_takeover "dut$r"
+	tb_takeover_wait "dut$r"
+	assert_eq "round $r: old ferryd exit code" 0 "$TB_EXIT_RC"
+	TB_PID_OF[dut]=${TB_PID_OF[dut$r]}
+	wait $pid_sa
+	wait $pid_sb
+	wait $pid_ra
+	wait $pid_rb
+	assert_match "round $r: rings adopted, not rebuilt" "rings adopted" "$(cat "$TB_RUN/dut$r.log")"
+	grep -h "takeover: \(rings adopted\|forwarding again\)" "$TB_RUN/dut$r.log" >&2
+	kill -0 "$old_pid" 2>/dev/null && tb_die "round $r: the old ferryd (pid $old_pid) is still there"
+	sent_f=$(jq .sent "$TB_RUN/send_a.$r")
+	sent_b=$(jq .sent "$TB_RUN/send_b.$r")
+	echo "round $r: gen->sink ($SIZE bytes) sent $sent_f, $(cat "$TB_RUN/recv_b.$r")"
+	echo "round $r: sink->gen ($BACK_SIZE bytes) sent $sent_b, $(cat "$TB_RUN/recv_a.$r")"
+	echo "round $r: dut $(tb_ctlj dut stats | jq -c '[.data.ports[] | {name, rx: .totals.rx_packets, tx: .totals.tx_packets, ring_full: .totals.rx_ring_full, fill_empty: .totals.rx_fill_ring_empty_descs}]') drops $(drops_json)"
+	for d in b a; do
+		f=$TB_RUN/recv_$d.$r
+		s=$sent_f
+		[[ $d == a ]] && s=$sent_b
+		assert_eq "round $r ($d): every datagram arrived once" "$s" "$(jq .unique "$f")"
+		assert_eq "round $r ($d): duplicates" 0 "$(jq .duplicates "$f")"
+		assert_eq "round $r ($d): out of order" 0 "$(jq .late "$f")"
+		assert_eq "round $r ($d): missing" 0 "$(jq .missing "$f")"
+		assert_eq "round $r ($d): cut or mixed (length or bytes differ)" 0 "$(jq .bad "$f")"
+	done
+	tb_wait_quiet dut
+	assert_eq "round $r: chains dropped" 0 "$(chain_drops)"
+	fwd_rx=$(($(tb_stat dut p0 rx_packets) - rx0))
+	fwd_tx=$(($(tb_stat dut p1 tx_packets) - tx0))
+	fwd_txb=$(($(tb_stat dut p1 tx_bytes) - txb0))
+	assert_ge "round $r: p0 rx_packets carried on" "$sent_f" "$fwd_rx"
+	assert_le "round $r: p0 rx_packets, no double count" $((sent_f + 20)) "$fwd_rx"
+	assert_ge "round $r: p1 tx_packets carried on" "$sent_f" "$fwd_tx"
+	assert_le "round $r: p1 tx_packets, no double count" $((sent_f + 20)) "$fwd_tx"
+	# Whole frames counted: 14 + 20 + 8 + SIZE bytes each (and the odd ARP).
+	assert_ge "round $r: p1 tx_bytes, whole frames" $((sent_f * (SIZE + 42))) "$fwd_txb"
+	assert_le "round $r: p1 tx_bytes, no more" $((sent_f * (SIZE + 42) + 20 * 64)) "$fwd_txb"
+	umem_check "round $r"
+done
+
+tb_do dut shutdown >/dev/null
+tb_wait_exit dut 10 || tb_die "the last ferryd did not exit on shutdown"
+assert_eq "last ferryd exit code" 0 "$TB_EXIT_RC"
+echo "PASS t_takeover_jumbo ($ROUNDS rounds, $SIZE/$BACK_SIZE-byte datagrams)"
