@@ -194,7 +194,7 @@ int ferry_handover_pass(struct ferry *f, json_t **out, int *fds, int *n_fds,
 {
 	json_t *workers = json_array(), *socks = json_array();
 	char why[128];
-	int i, err;
+	int err;
 
 	*out = NULL;
 	*n_fds = 0;
@@ -210,11 +210,9 @@ int ferry_handover_pass(struct ferry *f, json_t **out, int *fds, int *n_fds,
 		err = 0;
 	if (err)
 		goto err_json;
-	/* A generator's frames belong to this process's run of it. */
-	for (i = 0; i < f->ports.n; i++) {
-		ferry_gen_destroy(ferry_gen_of(f, f->ports.v[i])->gen);
-		ferry_gen_of(f, f->ports.v[i])->gen = NULL;
-	}
+	/* A generator's frames belong to this process's run of it (the
+	 * daemon ends them first, saying so; a caller that did not, here). */
+	ferry_handover_gens_end(f);
 	/* From here the rings stand still until the successor serves them:
 	 * what arrives waits in the RX rings. */
 	workers_pause(f);

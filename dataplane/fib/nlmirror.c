@@ -1784,6 +1784,10 @@ static ssize_t recv_batch(struct nlmirror *m, struct mnl_socket *sock,
 	}
 }
 
+/* Route batches one process() call applies: a flood (1 M routes) leaves
+ * the fd readable and the caller's loop serves its other work between. */
+#define ROUTE_BATCHES_PER_CALL 64
+
 int nlmirror_process(struct nlmirror *m)
 {
 	/* an error answer to a resolve request must not end the batch */
@@ -1795,10 +1799,12 @@ int nlmirror_process(struct nlmirror *m)
 	};
 	char *buf = m->buf;
 	uint64_t before = m->c.messages;
+	unsigned batches = 0;
+	bool drained = false;
 	ssize_t n;
-	int err = resync(m);
+	int err = 0;
 
-	while (!err) {
+	while (!err && batches++ < ROUTE_BATCHES_PER_CALL) {
 		/*
 		 * Objects first, then one batch of routes, then the objects
 		 * again before it is applied: whatever the kernel sent ahead
@@ -1814,6 +1820,7 @@ int nlmirror_process(struct nlmirror *m)
 		if (n <= 0) {
 			if (n < 0)
 				return (int)n;
+			drained = true;
 			break;
 		}
 		while ((err = (int)recv_batch(m, m->ev_obj, buf, &m->resync)) >
@@ -1824,7 +1831,9 @@ int nlmirror_process(struct nlmirror *m)
 			mnl_cb_run2(m->rbuf, (size_t)n, 0, 0, msg_cb, m, ctl,
 				    NLMSG_MIN_TYPE);
 	}
-	if (!err)
+	/* After an overrun, what was queued before it is read first, then
+	 * the tables dumped: the dump is newer than all of it. */
+	if (!err && drained)
 		err = resync(m);
 	return err ? err : (int)(m->c.messages - before);
 }
