@@ -25,7 +25,8 @@
 	X(NET_RAW, "AF_XDP sockets")                                           \
 	X(BPF, "load the classifier, update its maps")                         \
 	X(PERFMON, "the CPUMAP enqueue tracepoint, BPF packet pointers")       \
-	X(IPC_LOCK, "UMEM pages pinned beyond RLIMIT_MEMLOCK")
+	X(IPC_LOCK, "UMEM pages pinned beyond RLIMIT_MEMLOCK")                 \
+	X(SYS_NICE, "a hot restart's pause at real-time priority (rt.h)")
 
 /* Only while setting up: the control socket's directory, owner, mode. */
 #define FERRY_SETUP_CAPS(X)                                                    \

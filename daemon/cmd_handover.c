@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "ferry.h"
 #include "proxy.h"
+#include "rt.h"
 #include "server.h"
 #include "sockmap.h"
 #include "takeover.h"
@@ -144,6 +145,7 @@ static int pass(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 {
 	int fds[FERRY_HANDOVER_MAX_FDS], n = 0, rc;
 	struct ferry_err ignored;
+	struct ferry_rt rt = {0};
 
 	rc = refuse_sockets(ctx, err);
 	if (rc)
@@ -151,10 +153,15 @@ static int pass(struct ferryd_ctx *ctx, json_t **data, struct ferry_err *err)
 	/* Whatever follows (the pass, or the rebuild's release), the
 	 * generators end here, said in the log. */
 	ferry_handover_gens_end(ctx->f);
+	/* Parked to sent without waiting for a CPU (rt.h); without
+	 * CAP_SYS_NICE at the usual priority. */
+	ferry_rt_raise(&rt);
 	rc = ferry_handover_pass(ctx->f, data, fds, &n, err);
-	if (rc)
+	if (!rc)
+		rc = send_fds(ctx, fds, n);
+	ferry_rt_restore(&rt);
+	if (rc && !*data)
 		return rc;
-	rc = send_fds(ctx, fds, n);
 	if (rc) {
 		json_decref(*data);
 		*data = NULL;

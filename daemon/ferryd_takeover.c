@@ -13,6 +13,7 @@
 #include "ferry.h"
 #include "ferryd_takeover.h"
 #include "log.h"
+#include "rt.h"
 #include "takeover.h"
 #include "util.h"
 
@@ -275,14 +276,22 @@ static int try_pass(struct ferryd_takeover *t, struct ferryd_ctx *ctx)
 {
 	int fds[FERRY_HANDOVER_MAX_FDS], n = 0, rc;
 	struct ferry_err why = {{0}};
+	struct ferry_rt rt = {0};
 	json_t *desc = NULL;
 
+	/* From the old workers' park to ours running: no waiting for a CPU
+	 * on a loaded host (seen: 650 ms at load 7 on 2 vCPUs). */
+	rc = ferry_rt_raise(&rt);
+	if (rc)
+		log_info("takeover: the pause runs at normal priority (%s)",
+			 strerror(-rc));
 	t->release_ns = ferry_now_ns();
 	rc = request_fds(t, "handover pass", &desc, fds, &n, &why);
 	if (!rc) {
 		rc = ferry_takeover_adopt(ctx->f, desc, fds, n, &why);
 		json_decref(desc);
 	}
+	ferry_rt_restore(&rt);
 	/* Unless it refused (and changed nothing), it has parked its
 	 * workers for us: it serves on, then the rebuild follows. */
 	if (rc && rc != -EREMOTEIO)

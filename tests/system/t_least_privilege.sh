@@ -15,9 +15,10 @@ tb_init
 tb_std3_chain
 pid=${TB_PID_OF[dut]}
 
-# CAP_NET_ADMIN 12, NET_RAW 13, IPC_LOCK 14, PERFMON 38, BPF 39; not
-# SYS_ADMIN 21: a killed ferryd's programs are recognised by their pins.
-want=$(printf '%016x' $(((1 << 12) | (1 << 13) | (1 << 14) | (1 << 38) | (1 << 39))))
+# CAP_NET_ADMIN 12, NET_RAW 13, IPC_LOCK 14, SYS_NICE 23, PERFMON 38,
+# BPF 39; not SYS_ADMIN 21: a killed ferryd's programs are recognised by
+# their pins.
+want=$(printf '%016x' $(((1 << 12) | (1 << 13) | (1 << 14) | (1 << 23) | (1 << 38) | (1 << 39))))
 caps() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 assert_eq "control thread CapEff" "$want" "$(caps "$pid" CapEff)"
 assert_eq "control thread CapPrm" "$want" "$(caps "$pid" CapPrm)"
@@ -29,7 +30,7 @@ done
 [[ -n $worker ]] || tb_die "no ferry-w0 thread in ferryd $pid"
 assert_eq "worker thread CapEff" 0000000000000000 "$(caps "$pid/task/$worker" CapEff)"
 assert_eq "worker thread CapPrm" 0000000000000000 "$(caps "$pid/task/$worker" CapPrm)"
-assert_match "log" 'capabilities kept: NET_ADMIN NET_RAW BPF PERFMON IPC_LOCK$' \
+assert_match "log" 'capabilities kept: NET_ADMIN NET_RAW BPF PERFMON IPC_LOCK SYS_NICE$' \
 	"$(grep 'capabilities kept' "$TB_RUN/dut.log")"
 
 # Everything still works with those: forwarding, port del/add, steering.
