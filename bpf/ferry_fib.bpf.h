@@ -127,8 +127,7 @@ __noinline int ferry_fib_fwd(struct xdp_md *ctx, const struct ferry_pkt *pkt)
 		FIB_COUNT(vlan);
 		return -1;
 	}
-	if (bpf_xdp_get_buff_len(ctx) != len ||
-	    (void *)(eth + 1) > data_end) {
+	if (bpf_xdp_get_buff_len(ctx) != len || (void *)(eth + 1) > data_end) {
 		FIB_COUNT(not_plain);
 		return -1;
 	}
