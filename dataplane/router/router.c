@@ -236,6 +236,28 @@ static void local_sync(struct ferry_router *r)
 	free(ls);
 }
 
+static void vrf_name(struct ferry_router *r, unsigned t, char *s, size_t n);
+
+/* A route port enslaved to a VRF stays on path xsk (kpath.h): told to
+ * the kernel path, which decides again when that changed. */
+static void vrf_paths(struct ferry_router *r)
+{
+	bool changed = false;
+	int i;
+
+	for (i = 0; i < r->reg->n; i++) {
+		char vrf[FERRY_NAME_MAX] = "";
+
+		if (r->ports[i].table)
+			vrf_name(r, r->ports[i].table, vrf, sizeof(vrf));
+		if (r->ports[i].table && !vrf[0])
+			snprintf(vrf, sizeof(vrf), "?");
+		changed |= ferry_kpath_route_vrf(r->kpath, r->reg->v[i], vrf);
+	}
+	if (changed)
+		ferry_kpath_route_apply(r->kpath);
+}
+
 void ferry_router_ports_changed(struct ferry_router *r)
 {
 	struct route_view *v = malloc(sizeof(*v));
@@ -309,6 +331,7 @@ void ferry_router_ports_changed(struct ferry_router *r)
 	pause_all(r->workers, false);
 	free(v);
 	local_sync(r);
+	vrf_paths(r);
 }
 
 struct ferry_router *ferry_router_create(struct ferry_ports *ports,

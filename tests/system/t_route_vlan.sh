@@ -11,7 +11,8 @@
 # cross within each VLAN/VRF and never into the other (the other host's
 # interface counts nothing; a server in the other VRF is not reached);
 # tcpdump -e on both wires shows vlan 100 and vlan 200; an 802.1ad frame
-# and a frame of a VLAN the dut has not are counted as dropped by name.
+# and a frame of a VLAN the dut has not are counted as dropped by name;
+# on path kernel tagged frames still cross, through a worker (fib.vlan).
 # Needs a kernel with 802.1Q VLANs and VRFs (CONFIG_VLAN_8021Q,
 # CONFIG_NET_VRF): without them it fails under CI=true and skips otherwise.
 set -euo pipefail
@@ -200,6 +201,22 @@ assert_eq "802.1ad frames counted vlan_qinq" 3 $(($(jq .vlan_qinq <<<"$st") - $(
 assert_eq "VLAN 300 frames counted vlan_unknown" 3 \
 	$(($(jq .vlan_unknown <<<"$st") - $(jq .vlan_unknown <<<"$st0")))
 assert_ge "routed frames" 20 "$(jq .routed <<<"$st")"
+
+# the kernel path: the ports take it, tagged frames are still the
+# worker's (bpf_fib_lookup is not asked), counted vlan
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=1 net.ipv6.conf.lo.forwarding=1
+ip netns exec "$(tb_nsname wl)" ethtool -K "$L0" gro on >/dev/null
+ip netns exec "$(tb_nsname wr)" ethtool -K "$R0" gro on >/dev/null
+tb_do dut route p0 path kernel >/dev/null
+tb_do dut route p1 path kernel >/dev/null
+assert_eq "p0 path kernel" kernel "$(tb_pshow dut p0 path)"
+v0=$(tb_kstat dut p0 fib.vlan)
+out=$(ip netns exec "$(tb_nsname a200)" ping -c 5 -i 0.2 -W 1 10.2.0.2) ||
+	tb_die "VLAN 200 on path kernel: ping lost frames: $out"
+assert_eq "path kernel, VLAN 200: 5 replies at TTL 63" 5 "$(grep -c 'ttl=63' <<<"$out")"
+assert_ge "p0 kernel path: tagged frames to the worker (fib.vlan)" 5 $(($(tb_kstat dut p0 fib.vlan) - v0))
+tb_do dut route p0 path xsk >/dev/null
+tb_do dut route p1 path xsk >/dev/null
 
 # a VLAN deleted: the mirror lets it go
 ip -n "$dut" link del "$D1.200"
