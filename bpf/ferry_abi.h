@@ -313,7 +313,8 @@ struct ferry_kfwd_ctr {
 #define FERRY_FIB_CTRS(X)                                                      \
 	X(fwd)		/* rewritten and redirected to the egress */           \
 	X(ttl)		/* TTL / hop limit <= 1: time exceeded by a worker */  \
-	X(not_plain)	/* VLAN, IP options, bad IPv4 csum, multi-buffer */    \
+	X(vlan)		/* 802.1Q / 802.1ad tagged: the worker pops/pushes */  \
+	X(not_plain)	/* IP options, bad IPv4 csum, multi-buffer */          \
 	X(no_neigh)	/* no neighbour: a worker asks for resolution */       \
 	X(frag_needed)	/* over the egress MTU: the ICMP error by a worker */  \
 	X(fwd_disabled) /* lo's forwarding is off (FWD_DISABLED) */            \

@@ -121,8 +121,13 @@ __noinline int ferry_fib_fwd(struct xdp_md *ctx, const struct ferry_pkt *pkt)
 	if (!pkt)
 		return -1;
 	len = (__u32)(data_end - data);
-	if (pkt->n_vlan || bpf_xdp_get_buff_len(ctx) != len ||
-	    (void *)(eth + 1) > data_end) {
+	/* A VLAN's lookup is its sub-interface's (and its VRF's): the
+	 * worker does it, and pops / pushes the tags (route.h). */
+	if (pkt->n_vlan) {
+		FIB_COUNT(vlan);
+		return -1;
+	}
+	if (bpf_xdp_get_buff_len(ctx) != len || (void *)(eth + 1) > data_end) {
 		FIB_COUNT(not_plain);
 		return -1;
 	}

@@ -43,6 +43,8 @@ static json_t *port_json(struct ferry *f, const struct ferry_port *p)
 		p, &f->spread, app,
 		f->rules.table[p->slot] ? f->rules.table[p->slot]->n : 0, o);
 	ferry_kpath_port_view(&f->kpath, p, o);
+	if (f->router && p->app == FERRY_APP_ROUTE)
+		ferry_router_port_view(f->router, p, o);
 	ferry_dpdk_port_describe(f->dpdk, p, o);
 	ferry_port_view_tail(p, o);
 	return o;

@@ -35,14 +35,19 @@ static inline void resolve_push(struct ferry_route_wk *k,
 
 /*
  * The flow hash multipath picks a path by: symmetric (both directions of a
- * flow take the same path), addresses and TCP/UDP ports of an untagged IP
- * frame, 0 for anything else (route_frame() checks the frame itself).
+ * flow take the same path), addresses and TCP/UDP ports of an IP frame,
+ * untagged or with one 802.1Q tag, 0 for anything else (route_frame()
+ * checks the frame itself).
  */
 static inline uint32_t flow_hash(const uint8_t *f, uint32_t len)
 {
 	uint32_t h = 0, a, b, l4 = 0, i;
 	uint8_t proto = 0;
 
+	if (len >= 18 && unlikely(f[12] == 0x81 && f[13] == 0x00)) {
+		f += 4; /* the hash reads past the MACs only */
+		len -= 4;
+	}
 	if (len < 34)
 		return 0;
 	if (f[12] == 0x08 && f[13] == 0x00) {
@@ -160,6 +165,14 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
 		if (ferry_csum_complete(&seg, 1) == FERRY_CSUM_FIXED)
 			ferry_ctr_add(&w->c.csum_fixed, 1);
 	}
+	/* A VLAN tag pushed takes 4 bytes before the frame (route.h): the
+	 * kernel leaves XDP_PACKET_HEADROOM there, a frame without it is
+	 * not routed. */
+	if (unlikely((addr & (FERRY_FRAME_SIZE - 1)) < 4)) {
+		ferry_ctr_add(&pq->c.drop.no_headroom, 1);
+		verdict = CAP_V_DROP(no_headroom);
+		goto put;
+	}
 	v = route_frame(k->ctx, data, len, pq->rport, flow_hash(data, len),
 			k->reply, sizeof(k->reply), &res, &k->c);
 	if (cap)
@@ -177,7 +190,9 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
 			verdict = CAP_V_DROP(port_down);
 			break;
 		}
-		if (likely(tx_one(w, out, addr, len))) {
+		/* a VLAN tag popped or pushed moved the frame */
+		if (likely(tx_one(w, out, (uint64_t)((int64_t)addr + res.shift),
+				  (uint32_t)((int32_t)len - res.shift)))) {
 			sent = true;
 			break;
 		}
@@ -201,6 +216,7 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
 	default:
 		break;
 	}
+put:
 	if (cap && keep)
 		cap_put(cap, now, pq, verdict, copy, len);
 	if (!sent)
@@ -216,7 +232,7 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
  */
 static bool tx_chain(struct ferry_worker *w, struct ferry_pq *out,
 		     const struct xsk_ring_cons *rx, uint32_t idx, uint32_t m,
-		     uint64_t len)
+		     uint64_t len, int shift)
 {
 	struct ferry_xsk *o = out->xsk;
 	uint16_t *owner = w->umem->owner, tag = o->tx_tag;
@@ -230,13 +246,17 @@ static bool tx_chain(struct ferry_worker *w, struct ferry_pq *out,
 
 		t->addr = d->addr;
 		t->len = d->len;
+		if (!j && shift) { /* a VLAN tag popped or pushed */
+			t->addr = (uint64_t)((int64_t)d->addr + shift);
+			t->len = (uint32_t)((int32_t)d->len - shift);
+		}
 		t->options = d->options & XDP_PKT_CONTD;
 		owner[ferry_umem_frame_idx(d->addr)] = tag;
 	}
 	out->tx_batch += m;
 	ferry_worker_touch(w, out, FERRY_APP_ROUTE);
 	ferry_ctr_add(&out->c.tx_packets, 1);
-	ferry_ctr_add(&out->c.tx_bytes, len);
+	ferry_ctr_add(&out->c.tx_bytes, (uint64_t)((int64_t)len - shift));
 	ferry_ctr_add(&w->c.tx_packets, 1);
 	return true;
 }
@@ -285,6 +305,11 @@ static void route_chain(struct ferry_worker *w, struct ferry_pq *pq,
 			      1);
 		goto put;
 	}
+	if (unlikely((xsk_ring_cons__rx_desc(rx, idx)->addr &
+		      (FERRY_FRAME_SIZE - 1)) < 4)) {
+		ferry_ctr_add(&pq->c.drop.no_headroom, 1);
+		goto put;
+	}
 	if (cap)
 		keep = cap_match(cap, seg[0].data, seg[0].len, (uint32_t)len,
 				 copy);
@@ -309,7 +334,7 @@ static void route_chain(struct ferry_worker *w, struct ferry_pq *pq,
 			/* bound without XDP_USE_SG: it takes no chain */
 			ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
 			verdict = CAP_V_DROP(chain_unsupported);
-		} else if (tx_chain(w, out, rx, idx, m, len)) {
+		} else if (tx_chain(w, out, rx, idx, m, len, res.shift)) {
 			k->c.n[ROUTE_R_routed_chain]++;
 			kept = m;
 		} else {

@@ -165,6 +165,7 @@ struct lpm {
 	uint32_t used_groups;
 	unsigned key_bytes; /* 4 or 16 */
 	unsigned max_len;   /* 32 or 128 */
+	uint8_t rtag; /* what a retired group names: table << 4 | 4 or 6 */
 	struct rules rules;
 	uint32_t len_count[129]; /* routes per prefix length */
 };
@@ -174,12 +175,15 @@ struct retired {
 	uint64_t epoch;
 	uint32_t idx;
 	uint16_t n;  /* next-hop run length; 0 for a group */
-	uint8_t fam; /* group: 4 or 6 */
+	uint8_t fam; /* group: its lpm's rtag (table << 4 | 4 or 6) */
 };
 
 struct fib {
-	struct fib_dp dp; /* the workers' view */
-	struct lpm v4, v6;
+	struct fib_dp dp;  /* the workers' view */
+	struct lpm v4, v6; /* table 0, the main table */
+	/* the other tables (VRFs), opened on demand; [0] unused */
+	struct lpm *xv4[FIB_TABLES], *xv6[FIB_TABLES];
+	uint32_t x_v4_groups, x_v6_groups;
 	uint64_t *nh;
 	uint32_t max_nh;
 	uint32_t nh_next; /* bump allocator above the free lists */
@@ -325,7 +329,7 @@ static void try_collapse(struct fib *fib, struct lpm *l, uint32_t *p)
 			return;
 	e_store(p, v);
 	l->used_groups--;
-	retire(fib, l->key_bytes == 4 ? 4 : 6, cur & FIB_E_VAL_MASK, 0);
+	retire(fib, l->rtag, cur & FIB_E_VAL_MASK, 0);
 }
 
 /* Put r back over the entries that the prefix of depth len wrote. */
@@ -480,54 +484,116 @@ static void v4_key(uint32_t a, uint8_t key[4])
 	key[3] = (uint8_t)a;
 }
 
-int fib4_add(struct fib *fib, uint32_t prefix, unsigned len, uint32_t nh)
+/* The trie of table t, family 4 or 6; NULL if t is not open. */
+static struct lpm *lpm_of(const struct fib *fib, unsigned t, int family)
 {
+	if (t >= FIB_TABLES)
+		return NULL;
+	if (!t)
+		return family == 4 ? (struct lpm *)&fib->v4
+				   : (struct lpm *)&fib->v6;
+	return family == 4 ? fib->xv4[t] : fib->xv6[t];
+}
+
+int fib4_add_in(struct fib *fib, unsigned t, uint32_t prefix, unsigned len,
+		uint32_t nh)
+{
+	struct lpm *l = lpm_of(fib, t, 4);
 	uint8_t key[4];
 
+	if (!l)
+		return -ENOENT;
 	v4_key(prefix, key);
-	return lpm_add(fib, &fib->v4, key, len, nh);
+	return lpm_add(fib, l, key, len, nh);
+}
+
+int fib4_del_in(struct fib *fib, unsigned t, uint32_t prefix, unsigned len)
+{
+	struct lpm *l = lpm_of(fib, t, 4);
+	uint8_t key[4];
+
+	if (!l)
+		return -ENOENT;
+	v4_key(prefix, key);
+	return lpm_del(fib, l, key, len);
+}
+
+uint32_t fib4_get_in(const struct fib *fib, unsigned t, uint32_t prefix,
+		     unsigned len)
+{
+	const struct lpm *l = lpm_of(fib, t, 4);
+	uint8_t key[4];
+
+	if (!l)
+		return FIB_NH_NONE;
+	v4_key(prefix, key);
+	return lpm_get(l, key, len);
+}
+
+int fib6_add_in(struct fib *fib, unsigned t, const uint8_t prefix[16],
+		unsigned len, uint32_t nh)
+{
+	struct lpm *l = lpm_of(fib, t, 6);
+
+	return l ? lpm_add(fib, l, prefix, len, nh) : -ENOENT;
+}
+
+int fib6_del_in(struct fib *fib, unsigned t, const uint8_t prefix[16],
+		unsigned len)
+{
+	struct lpm *l = lpm_of(fib, t, 6);
+
+	return l ? lpm_del(fib, l, prefix, len) : -ENOENT;
+}
+
+uint32_t fib6_get_in(const struct fib *fib, unsigned t,
+		     const uint8_t prefix[16], unsigned len)
+{
+	const struct lpm *l = lpm_of(fib, t, 6);
+
+	return l ? lpm_get(l, prefix, len) : FIB_NH_NONE;
+}
+
+int fib4_add(struct fib *fib, uint32_t prefix, unsigned len, uint32_t nh)
+{
+	return fib4_add_in(fib, 0, prefix, len, nh);
 }
 
 int fib4_del(struct fib *fib, uint32_t prefix, unsigned len)
 {
-	uint8_t key[4];
-
-	v4_key(prefix, key);
-	return lpm_del(fib, &fib->v4, key, len);
+	return fib4_del_in(fib, 0, prefix, len);
 }
 
 uint32_t fib4_get(const struct fib *fib, uint32_t prefix, unsigned len)
 {
-	uint8_t key[4];
-
-	v4_key(prefix, key);
-	return lpm_get(&fib->v4, key, len);
+	return fib4_get_in(fib, 0, prefix, len);
 }
 
 int fib6_add(struct fib *fib, const uint8_t prefix[16], unsigned len,
 	     uint32_t nh)
 {
-	return lpm_add(fib, &fib->v6, prefix, len, nh);
+	return fib6_add_in(fib, 0, prefix, len, nh);
 }
 
 int fib6_del(struct fib *fib, const uint8_t prefix[16], unsigned len)
 {
-	return lpm_del(fib, &fib->v6, prefix, len);
+	return fib6_del_in(fib, 0, prefix, len);
 }
 
 uint32_t fib6_get(const struct fib *fib, const uint8_t prefix[16], unsigned len)
 {
-	return lpm_get(&fib->v6, prefix, len);
+	return fib6_get_in(fib, 0, prefix, len);
 }
 
-uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
-			unsigned len)
+uint32_t *fib_route_tag_in(struct fib *fib, unsigned t, int family,
+			   const uint8_t *prefix, unsigned len)
 {
-	struct lpm *l = family == 4 ? &fib->v4 : &fib->v6;
+	struct lpm *l =
+		(family == 4 || family == 6) ? lpm_of(fib, t, family) : NULL;
 	uint8_t key[16] = {0};
 	struct rule *r;
 
-	if ((family != 4 && family != 6) || len > l->max_len)
+	if (!l || len > l->max_len)
 		return NULL;
 	memcpy(key, prefix, l->key_bytes);
 	mask_key(key, l->key_bytes, len);
@@ -535,14 +601,24 @@ uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
 	return r ? &r->tag : NULL;
 }
 
-int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg)
+uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
+			unsigned len)
 {
-	const struct lpm *l = family == 4 ? &fib->v4 : &fib->v6;
+	return fib_route_tag_in(fib, 0, family, prefix, len);
+}
+
+int fib_walk_in(const struct fib *fib, unsigned t, int family, fib_walk_fn fn,
+		void *arg)
+{
+	const struct lpm *l;
 	size_t i;
 	int ret;
 
 	if (family != 4 && family != 6)
 		return -EINVAL;
+	l = lpm_of(fib, t, family);
+	if (!l)
+		return 0; /* a table not open has no routes */
 	for (i = 0; i < l->rules.cap; i++) {
 		const struct rule *r = slot_at(&l->rules, l->rules.slot, i);
 		uint8_t key[16] = {0};
@@ -555,6 +631,55 @@ int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg)
 			return ret;
 	}
 	return 0;
+}
+
+int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg)
+{
+	return fib_walk_in(fib, 0, family, fn, arg);
+}
+
+/* ---- tables ---- */
+
+int fib_table_open(struct fib *fib, unsigned t)
+{
+	struct lpm *l4, *l6;
+
+	if (!t)
+		return 0;
+	if (t >= FIB_TABLES)
+		return -EINVAL;
+	if (fib->xv4[t])
+		return 0;
+	l4 = calloc(1, sizeof(*l4));
+	l6 = calloc(1, sizeof(*l6));
+	if (!l4 || !l6 || lpm_init(l4, 4, fib->x_v4_groups))
+		goto err;
+	if (lpm_init(l6, 16, fib->x_v6_groups)) {
+		lpm_fini(l4);
+		goto err;
+	}
+	l4->rtag = (uint8_t)(t << 4 | 4);
+	l6->rtag = (uint8_t)(t << 4 | 6);
+	fib->xv4[t] = l4;
+	fib->xv6[t] = l6;
+	/* the view's pointers before any reader is told of table t (the
+	 * route app's port view names it only with the workers paused) */
+	fib->dp.tbl[t] = (struct fib_dp_tbl){
+		.v4_tbl24 = l4->tbl24,
+		.v4_tbl8 = l4->tbl8,
+		.v6_tbl24 = l6->tbl24,
+		.v6_tbl8 = l6->tbl8,
+	};
+	return 0;
+err:
+	free(l4);
+	free(l6);
+	return -ENOMEM;
+}
+
+bool fib_table_is_open(const struct fib *fib, unsigned t)
+{
+	return t < FIB_TABLES && (!t || fib->xv4[t]);
 }
 
 /* ---- next hops ---- */
@@ -795,7 +920,7 @@ void fib_reclaim(struct fib *fib)
 		if (r->n) {
 			fib->nh_free[r->n][fib->nh_nfree[r->n]++] = r->idx;
 		} else {
-			struct lpm *l = r->fam == 4 ? &fib->v4 : &fib->v6;
+			struct lpm *l = lpm_of(fib, r->fam >> 4, r->fam & 0xf);
 
 			l->free_groups[l->n_free++] = r->idx;
 		}
@@ -858,12 +983,18 @@ struct fib *fib_create(const struct fib_params *p)
 	fib = calloc(1, sizeof(*fib));
 	if (!fib)
 		return NULL;
+	fib->x_v4_groups =
+		d.vrf_v4_groups ? d.vrf_v4_groups : FIB_DEFAULT_VRF_V4_GROUPS;
+	fib->x_v6_groups =
+		d.vrf_v6_groups ? d.vrf_v6_groups : FIB_DEFAULT_VRF_V6_GROUPS;
 	err = lpm_init(&fib->v4, 4, d.v4_groups);
 	if (err)
 		goto err_fib;
+	fib->v4.rtag = 4;
 	err = lpm_init(&fib->v6, 16, d.v6_groups);
 	if (err)
 		goto err_v4;
+	fib->v6.rtag = 6;
 	fib->max_nh = d.max_nh;
 	fib->nh_next = 1; /* id 0 is FIB_NH_NONE */
 	fib->nh = calloc(d.max_nh, sizeof(uint64_t));
@@ -888,6 +1019,12 @@ struct fib *fib_create(const struct fib_params *p)
 		.nh = fib->nh,
 		.epoch = 1,
 		.readers = fib->readers,
+	};
+	fib->dp.tbl[0] = (struct fib_dp_tbl){
+		.v4_tbl24 = fib->v4.tbl24,
+		.v4_tbl8 = fib->v4.tbl8,
+		.v6_tbl24 = fib->v6.tbl24,
+		.v6_tbl8 = fib->v6.tbl8,
 	};
 	return fib;
 
@@ -916,6 +1053,13 @@ void fib_destroy(struct fib *fib)
 		return;
 	lpm_fini(&fib->v4);
 	lpm_fini(&fib->v6);
+	for (n = 1; n < FIB_TABLES; n++)
+		if (fib->xv4[n]) {
+			lpm_fini(fib->xv4[n]);
+			lpm_fini(fib->xv6[n]);
+			free(fib->xv4[n]);
+			free(fib->xv6[n]);
+		}
 	for (n = 1; n <= FIB_MP_MAX + 1; n++)
 		free(fib->nh_free[n]);
 	free(fib->nh);

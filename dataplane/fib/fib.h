@@ -49,6 +49,7 @@
 #ifndef FERRY_FIB_H
 #define FERRY_FIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,14 +59,29 @@ struct fib_params {
 	uint32_t v4_groups; /* tbl8 groups for IPv4 prefixes longer than /24 */
 	uint32_t v6_groups; /* tbl8 groups for IPv6 */
 	uint32_t max_nh;    /* next-hop table slots (id 0 is reserved) */
-	uint32_t max_readers; /* worker threads that may look up */
+	uint32_t max_readers;	/* worker threads that may look up */
+	uint32_t vrf_v4_groups; /* tbl8 groups of each other table (VRF) */
+	uint32_t vrf_v6_groups;
 };
 
 /* Zero fields take these. */
-#define FIB_DEFAULT_V4_GROUPS	65536
-#define FIB_DEFAULT_V6_GROUPS	1048576
-#define FIB_DEFAULT_MAX_NH	65536
-#define FIB_DEFAULT_MAX_READERS 64
+#define FIB_DEFAULT_V4_GROUPS	  65536
+#define FIB_DEFAULT_V6_GROUPS	  1048576
+#define FIB_DEFAULT_MAX_NH	  65536
+#define FIB_DEFAULT_MAX_READERS	  64
+#define FIB_DEFAULT_VRF_V4_GROUPS 4096
+#define FIB_DEFAULT_VRF_V6_GROUPS 16384
+
+/*
+ * Tables. Table 0 is the main table, always there; tables 1 ..
+ * FIB_TABLES - 1 (a VRF's each, the route app says which) are opened with
+ * fib_table_open() and stay until fib_destroy(). Each has its own tries
+ * (its tbl24s are address space untouched until routes are written, and
+ * smaller group pools, FIB_DEFAULT_VRF_*); the next hops, the readers and
+ * the grace periods are the FIB's, shared by every table. The functions
+ * without _in are table 0's.
+ */
+#define FIB_TABLES 16
 
 #define FIB_NH_NONE   0u     /* lookup result: no route */
 #define FIB_MP_MAX    64     /* paths in one multipath group */
@@ -112,6 +128,27 @@ uint32_t *fib_route_tag(struct fib *fib, int family, const uint8_t *prefix,
 typedef int (*fib_walk_fn)(void *arg, const uint8_t prefix[16], unsigned len,
 			   uint32_t nh);
 int fib_walk(const struct fib *fib, int family, fib_walk_fn fn, void *arg);
+
+/* Table t (0 or -errno: -EINVAL past FIB_TABLES, -ENOMEM); idempotent. */
+int fib_table_open(struct fib *fib, unsigned t);
+bool fib_table_is_open(const struct fib *fib, unsigned t);
+/* The same as above, in table t: -ENOENT (adds, deletes) or nothing
+ * (gets, walks) when t is not open. */
+int fib4_add_in(struct fib *fib, unsigned t, uint32_t prefix, unsigned len,
+		uint32_t nh);
+int fib4_del_in(struct fib *fib, unsigned t, uint32_t prefix, unsigned len);
+uint32_t fib4_get_in(const struct fib *fib, unsigned t, uint32_t prefix,
+		     unsigned len);
+int fib6_add_in(struct fib *fib, unsigned t, const uint8_t prefix[16],
+		unsigned len, uint32_t nh);
+int fib6_del_in(struct fib *fib, unsigned t, const uint8_t prefix[16],
+		unsigned len);
+uint32_t fib6_get_in(const struct fib *fib, unsigned t,
+		     const uint8_t prefix[16], unsigned len);
+uint32_t *fib_route_tag_in(struct fib *fib, unsigned t, int family,
+			   const uint8_t *prefix, unsigned len);
+int fib_walk_in(const struct fib *fib, unsigned t, int family, fib_walk_fn fn,
+		void *arg);
 
 /* Next hops: an id > 0 or -errno. Free only what no route points to. */
 int fib_nh_alloc(struct fib *fib, const struct fib_nh_info *info);
@@ -163,12 +200,19 @@ struct fib_reader_slot {
 	uint64_t epoch; /* announced; UINT64_MAX: offline */
 } __attribute__((aligned(64)));
 
-struct fib_dp {
+/* One table's tries; all NULL while the table is not open. */
+struct fib_dp_tbl {
 	const uint32_t *v4_tbl24, *v4_tbl8;
+	const uint32_t *v6_tbl24, *v6_tbl8;
+};
+
+struct fib_dp {
+	const uint32_t *v4_tbl24, *v4_tbl8; /* table 0's, as tbl[0] */
 	const uint32_t *v6_tbl24, *v6_tbl8;
 	const uint64_t *nh;
 	uint64_t epoch; /* written by the control thread */
 	struct fib_reader_slot *readers;
+	struct fib_dp_tbl tbl[FIB_TABLES];
 };
 
 /* Pointers in the view stay valid for the fib's lifetime. */
@@ -189,6 +233,22 @@ static inline uint32_t fib4_lookup(const struct fib_dp *dp, uint32_t addr)
 
 	if (e & FIB_E_EXT)
 		e = fib_e_load(&dp->v4_tbl8[(e & FIB_E_VAL_MASK) << 8 |
+					    (addr & 0xff)]);
+	return e & FIB_E_VAL_MASK;
+}
+
+/* The same in table t: no route if t is not open. */
+static inline uint32_t fib4_lookup_in(const struct fib_dp *dp, unsigned t,
+				      uint32_t addr)
+{
+	const struct fib_dp_tbl *tb = &dp->tbl[t & (FIB_TABLES - 1)];
+	uint32_t e;
+
+	if (__builtin_expect(!tb->v4_tbl24, 0))
+		return FIB_NH_NONE;
+	e = fib_e_load(&tb->v4_tbl24[addr >> 8]);
+	if (e & FIB_E_EXT)
+		e = fib_e_load(&tb->v4_tbl8[(e & FIB_E_VAL_MASK) << 8 |
 					    (addr & 0xff)]);
 	return e & FIB_E_VAL_MASK;
 }
@@ -234,6 +294,23 @@ static inline uint32_t fib6_lookup(const struct fib_dp *dp,
 	for (i = 3; (e & FIB_E_EXT) && i < 16; i++)
 		e = fib_e_load(
 			&dp->v6_tbl8[(e & FIB_E_VAL_MASK) << 8 | addr[i]]);
+	return e & FIB_E_VAL_MASK;
+}
+
+static inline uint32_t fib6_lookup_in(const struct fib_dp *dp, unsigned t,
+				      const uint8_t addr[16])
+{
+	const struct fib_dp_tbl *tb = &dp->tbl[t & (FIB_TABLES - 1)];
+	uint32_t e;
+	unsigned i;
+
+	if (__builtin_expect(!tb->v6_tbl24, 0))
+		return FIB_NH_NONE;
+	e = fib_e_load(&tb->v6_tbl24[(uint32_t)addr[0] << 16 | addr[1] << 8 |
+				     addr[2]]);
+	for (i = 3; (e & FIB_E_EXT) && i < 16; i++)
+		e = fib_e_load(
+			&tb->v6_tbl8[(e & FIB_E_VAL_MASK) << 8 | addr[i]]);
 	return e & FIB_E_VAL_MASK;
 }
 

@@ -17,6 +17,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
@@ -58,6 +59,7 @@ struct mnh {
 	uint8_t mac[6];
 	uint16_t state;
 	uint32_t objs; /* nexthop objects through it: first's index + 1 */
+	uint8_t table; /* FIB table of its neighbour's host route */
 };
 
 struct mgrp {
@@ -132,6 +134,11 @@ struct nlmirror {
 
 	struct nlmirror_link *links;
 	size_t n_links, cap_links;
+	int vlan_if[ROUTE_VLAN_MAX]; /* VLAN slot -> ifindex, 0 free */
+	struct {
+		uint32_t id;	 /* the kernel's table, 0: slot free */
+		int vrf_ifindex; /* the VRF device of that table */
+	} tables[FIB_TABLES];	 /* [0]: the main table (p.table) */
 	struct nlmirror_addr *addrs;
 	size_t n_addrs, cap_addrs;
 	/* dump batches can be 32 KiB; room to spare avoids MSG_TRUNC */
@@ -233,6 +240,34 @@ static const struct nlmirror_link *link_of(const struct nlmirror *m,
 		if (m->links[i].ifindex == ifindex)
 			return &m->links[i];
 	return NULL;
+}
+
+/* The FIB table of kernel table id, -1 if it is not followed. */
+static int table_slot(const struct nlmirror *m, uint32_t id)
+{
+	unsigned t;
+
+	if (id == m->p.table)
+		return 0;
+	for (t = 1; t < NLMIRROR_TABLE_NONE; t++)
+		if (m->tables[t].id == id)
+			return (int)t;
+	return -1;
+}
+
+/* The FIB table of interface ifindex: its master VRF's (a VRF: its own),
+ * else the main one. */
+static unsigned link_table(const struct nlmirror *m, int ifindex)
+{
+	const struct nlmirror_link *l = link_of(m, ifindex);
+	int t;
+
+	if (l && l->kind != NLMIRROR_LINK_VRF && l->master)
+		l = link_of(m, l->master);
+	if (!l || l->kind != NLMIRROR_LINK_VRF)
+		return 0;
+	t = table_slot(m, l->vrf_table);
+	return t < 0 ? NLMIRROR_TABLE_NONE : (unsigned)t;
 }
 
 static void nh_info(const struct nlmirror *m, const struct mnh *n,
@@ -400,8 +435,8 @@ static void key_bytes(int family, const uint8_t *addr, uint8_t out[16])
 	memcpy(out, addr, alen(family));
 }
 
-static uint32_t route_get(struct nlmirror *m, int family, const uint8_t *k,
-			  unsigned len, uint32_t **tag)
+static uint32_t route_get(struct nlmirror *m, unsigned t, int family,
+			  const uint8_t *k, unsigned len, uint32_t **tag)
 {
 	uint32_t nh;
 
@@ -409,20 +444,20 @@ static uint32_t route_get(struct nlmirror *m, int family, const uint8_t *k,
 		uint32_t a;
 
 		memcpy(&a, k, 4);
-		nh = fib4_get(m->p.fib, ntohl(a), len);
+		nh = fib4_get_in(m->p.fib, t, ntohl(a), len);
 	} else {
-		nh = fib6_get(m->p.fib, k, len);
+		nh = fib6_get_in(m->p.fib, t, k, len);
 	}
-	*tag = nh ? fib_route_tag(m->p.fib, family, k, len) : NULL;
+	*tag = nh ? fib_route_tag_in(m->p.fib, t, family, k, len) : NULL;
 	return nh;
 }
 
 /* Install prefix -> nh (a reference the route takes over) with tag,
  * unless a route that wins over it holds the prefix. */
-static void route_set(struct nlmirror *m, int family, const uint8_t *k,
-		      unsigned len, uint32_t nh, uint32_t tag)
+static void route_set(struct nlmirror *m, unsigned t, int family,
+		      const uint8_t *k, unsigned len, uint32_t nh, uint32_t tag)
 {
-	uint32_t *old_tag, old = route_get(m, family, k, len, &old_tag);
+	uint32_t *old_tag, old = route_get(m, t, family, k, len, &old_tag);
 	int err;
 
 	if (old && old_tag) {
@@ -459,16 +494,16 @@ static void route_set(struct nlmirror *m, int family, const uint8_t *k,
 		uint32_t a;
 
 		memcpy(&a, k, 4);
-		err = fib4_add(m->p.fib, ntohl(a), len, nh);
+		err = fib4_add_in(m->p.fib, t, ntohl(a), len, nh);
 	} else {
-		err = fib6_add(m->p.fib, k, len, nh);
+		err = fib6_add_in(m->p.fib, t, k, len, nh);
 	}
 	if (err) {
 		m->c.fib_errors++;
 		id_put(m, nh);
 		return;
 	}
-	*fib_route_tag(m->p.fib, family, k, len) = tag;
+	*fib_route_tag_in(m->p.fib, t, family, k, len) = tag;
 	if (old)
 		id_put(m, old);
 	if (tag & TAG_KERNEL)
@@ -479,13 +514,14 @@ static void route_set(struct nlmirror *m, int family, const uint8_t *k,
 
 /* Remove prefix if the route there is the one described (by tag kind and,
  * for kernel routes, metric; for neighbour routes, next hop). */
-static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
-			  unsigned len);
+static void ask_fib_match(struct nlmirror *m, unsigned t, int family,
+			  const uint8_t *k, unsigned len);
 
-static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
-			unsigned len, uint32_t tag, uint32_t nh)
+static void route_unset(struct nlmirror *m, unsigned t, int family,
+			const uint8_t *k, unsigned len, uint32_t tag,
+			uint32_t nh)
 {
-	uint32_t *old_tag, old = route_get(m, family, k, len, &old_tag);
+	uint32_t *old_tag, old = route_get(m, t, family, k, len, &old_tag);
 	bool behind;
 
 	if (!old || !old_tag)
@@ -501,9 +537,9 @@ static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
 		uint32_t a;
 
 		memcpy(&a, k, 4);
-		fib4_del(m->p.fib, ntohl(a), len);
+		fib4_del_in(m->p.fib, t, ntohl(a), len);
 	} else {
-		fib6_del(m->p.fib, k, len);
+		fib6_del_in(m->p.fib, t, k, len);
 	}
 	id_put(m, old);
 	if (tag & TAG_KERNEL)
@@ -511,7 +547,7 @@ static void route_unset(struct nlmirror *m, int family, const uint8_t *k,
 	/* a route of this prefix with a higher metric was behind it: the
 	 * kernel's own lookup says which one wins now */
 	if (behind)
-		ask_fib_match(m, family, k, len);
+		ask_fib_match(m, t, family, k, len);
 	if (m->p.on_route)
 		m->p.on_route(m->p.arg, NLMIRROR_ROUTE_DEL, family, k, len,
 			      old);
@@ -688,7 +724,7 @@ static void obj_put(struct nlmirror *m, uint32_t idx)
 /* The routes through FIB next hop id (0: through any dying object), as
  * (family, prefix, len). */
 struct rkey {
-	uint8_t family, len;
+	uint8_t family, len, t;
 	uint8_t k[16];
 };
 
@@ -696,6 +732,7 @@ struct rkeys {
 	const struct nlmirror *m;
 	uint32_t id;
 	int family;
+	unsigned t;
 	struct rkey *r;
 	size_t n, cap;
 };
@@ -717,6 +754,7 @@ static int rkeys_cb(void *arg, const uint8_t prefix[16], unsigned len,
 		return -ENOMEM;
 	a->r[a->n].family = (uint8_t)a->family;
 	a->r[a->n].len = (uint8_t)len;
+	a->r[a->n].t = (uint8_t)a->t;
 	memcpy(a->r[a->n].k, prefix, 16);
 	a->n++;
 	return 0;
@@ -730,25 +768,28 @@ static int routes_via(struct nlmirror *m, uint32_t id, struct rkeys *a)
 	memset(a, 0, sizeof(*a));
 	a->m = m;
 	a->id = id;
-	a->family = 4;
-	err = fib_walk(m->p.fib, 4, rkeys_cb, a);
-	a->family = 6;
-	if (!err)
-		err = fib_walk(m->p.fib, 6, rkeys_cb, a);
+	err = 0;
+	for (a->t = 0; !err && a->t < FIB_TABLES; a->t++) {
+		a->family = 4;
+		err = fib_walk_in(m->p.fib, a->t, 4, rkeys_cb, a);
+		a->family = 6;
+		if (!err)
+			err = fib_walk_in(m->p.fib, a->t, 6, rkeys_cb, a);
+	}
 	if (err)
 		m->c.fib_errors++;
 	return err;
 }
 
-static int fib_route_add(struct nlmirror *m, int family, const uint8_t *k,
-			 unsigned len, uint32_t nh)
+static int fib_route_add(struct nlmirror *m, unsigned t, int family,
+			 const uint8_t *k, unsigned len, uint32_t nh)
 {
 	uint32_t a;
 
 	if (family == 6)
-		return fib6_add(m->p.fib, k, len, nh);
+		return fib6_add_in(m->p.fib, t, k, len, nh);
 	memcpy(&a, k, 4);
-	return fib4_add(m->p.fib, ntohl(a), len, nh);
+	return fib4_add_in(m->p.fib, t, ntohl(a), len, nh);
 }
 
 /*
@@ -770,7 +811,8 @@ static void obj_repoint(struct nlmirror *m, uint32_t idx, uint32_t id,
 		for (i = 0; i < a.n; i++) {
 			struct rkey *r = &a.r[i];
 
-			if (fib_route_add(m, r->family, r->k, r->len, id)) {
+			if (fib_route_add(m, r->t, r->family, r->k, r->len,
+					  id)) {
 				m->c.fib_errors++;
 				continue;
 			}
@@ -962,11 +1004,11 @@ static void objs_bury(struct nlmirror *m)
 	if (walk && !routes_via(m, 0, &a)) {
 		for (i = 0; i < a.n; i++) {
 			struct rkey *r = &a.r[i];
-			uint32_t *tag = fib_route_tag(m->p.fib, r->family, r->k,
-						      r->len);
+			uint32_t *tag = fib_route_tag_in(
+				m->p.fib, r->t, r->family, r->k, r->len);
 
 			if (tag)
-				route_unset(m, r->family, r->k, r->len,
+				route_unset(m, r->t, r->family, r->k, r->len,
 					    *tag & ~TAG_SHADOW, 0);
 		}
 	}
@@ -1157,18 +1199,18 @@ static bool path_is(const struct nlmirror *m, uint32_t id, int family,
  * remain make a smaller group; a delete naming every path (IPv4 always
  * does) removes the route.
  */
-static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
-			    unsigned len, uint32_t tag,
+static void route_del_paths(struct nlmirror *m, unsigned t, int family,
+			    const uint8_t *k, unsigned len, uint32_t tag,
 			    const struct path *paths, unsigned n)
 {
-	uint32_t *cur_tag, cur = route_get(m, family, k, len, &cur_tag);
+	uint32_t *cur_tag, cur = route_get(m, t, family, k, len, &cur_tag);
 	uint32_t members[FIB_MP_MAX], keep[FIB_MP_MAX];
 	unsigned cnt = FIB_MP_MAX, kept = 0, i, j;
 
 	if (!cur || !cur_tag || (*cur_tag & ~TAG_SHADOW) != tag ||
 	    cur >= m->map_size || (m->map[cur] & MAP_KIND) != MAP_GROUP ||
 	    fib_nh_group_get(m->p.fib, cur, members, &cnt)) {
-		route_unset(m, family, k, len, tag, 0);
+		route_unset(m, t, family, k, len, tag, 0);
 		return;
 	}
 	for (i = 0; i < cnt; i++) {
@@ -1179,27 +1221,27 @@ static void route_del_paths(struct nlmirror *m, int family, const uint8_t *k,
 			keep[kept++] = members[i];
 	}
 	if (!kept || kept == cnt) {
-		route_unset(m, family, k, len, tag, 0);
+		route_unset(m, t, family, k, len, tag, 0);
 		return;
 	}
 	/* the remaining paths, referenced again for their new owner */
 	for (i = 0; i < kept; i++)
 		m->nh[m->map[keep[i]] & ~MAP_KIND].refs++;
-	route_set(m, family, k, len,
+	route_set(m, t, family, k, len,
 		  kept == 1 ? keep[0] : grp_get(m, keep, kept), tag);
 }
 
 /* A route naming nexthop object kid: it points at the object's own FIB
  * next hop, whatever the object is (a blackhole's makes the route type
  * RTN_BLACKHOLE). */
-static void route_obj(struct nlmirror *m, uint16_t type, int family,
+static void route_obj(struct nlmirror *m, uint16_t type, unsigned t, int family,
 		      const uint8_t *k, unsigned len, uint32_t tag,
 		      uint32_t kid)
 {
 	struct mobj *o;
 
 	if (type == RTM_DELROUTE) {
-		route_unset(m, family, k, len, tag, 0);
+		route_unset(m, t, family, k, len, tag, 0);
 		return;
 	}
 	o = obj_find(m, kid);
@@ -1209,7 +1251,7 @@ static void route_obj(struct nlmirror *m, uint16_t type, int family,
 	}
 	o->refs++;
 	o->routes++;
-	route_set(m, family, k, len, o->fib_id, tag);
+	route_set(m, t, family, k, len, o->fib_id, tag);
 }
 
 /* A member's weight: the byte after the id holds weight - 1; the next one
@@ -1358,7 +1400,8 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	int family = fam_of(rt->rtm_family);
 	uint32_t table = rt->rtm_table, metric = 0, nh = FIB_NH_NONE, tag;
 	struct path paths[FIB_MP_MAX];
-	unsigned n = 0, i;
+	unsigned n = 0, i, t;
+	int ts;
 	uint8_t k[16] = {0};
 
 	if (!family)
@@ -1366,7 +1409,8 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	mnl_attr_parse(nlh, sizeof(*rt), attrs_cb, tb);
 	if (tb[RTA_TABLE])
 		table = mnl_attr_get_u32(tb[RTA_TABLE]);
-	if (table != m->p.table || (rt->rtm_flags & RTM_F_CLONED) ||
+	ts = table_slot(m, table);
+	if (ts < 0 || (rt->rtm_flags & RTM_F_CLONED) ||
 	    (rt->rtm_type != RTN_UNICAST && rt->rtm_type != RTN_BLACKHOLE &&
 	     rt->rtm_type != RTN_UNREACHABLE && rt->rtm_type != RTN_PROHIBIT)) {
 		m->c.routes_ignored++;
@@ -1381,6 +1425,7 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	if (rt->rtm_dst_len > alen(family) * 8 ||
 	    (rt->rtm_dst_len && !attr_addr(tb[RTA_DST], family, k)))
 		return;
+	t = (unsigned)ts;
 	if (tb[RTA_PRIORITY])
 		metric = mnl_attr_get_u32(tb[RTA_PRIORITY]);
 	tag = TAG_KERNEL | (metric < TAG_METRIC ? metric : TAG_METRIC);
@@ -1389,8 +1434,8 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 		k[i / 8] &= (uint8_t) ~(0x80 >> (i % 8));
 
 	if (tb[RTA_NH_ID]) {
-		route_obj(m, nlh->nlmsg_type, family, k, rt->rtm_dst_len, tag,
-			  mnl_attr_get_u32(tb[RTA_NH_ID]));
+		route_obj(m, nlh->nlmsg_type, t, family, k, rt->rtm_dst_len,
+			  tag, mnl_attr_get_u32(tb[RTA_NH_ID]));
 		return;
 	}
 	if (tb[RTA_MULTIPATH]) {
@@ -1424,11 +1469,12 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 		n = 1;
 	}
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
-		route_del_paths(m, family, k, rt->rtm_dst_len, tag, paths, n);
+		route_del_paths(m, t, family, k, rt->rtm_dst_len, tag, paths,
+				n);
 		return;
 	}
 	if (rt->rtm_type != RTN_UNICAST) {
-		route_set(m, family, k, rt->rtm_dst_len, m->nh_drop, tag);
+		route_set(m, t, family, k, rt->rtm_dst_len, m->nh_drop, tag);
 		return;
 	}
 	if (n == 1) {
@@ -1448,7 +1494,7 @@ static void on_route(struct nlmirror *m, const struct nlmsghdr *nlh)
 	}
 	if (nh == FIB_NH_NONE)
 		return;
-	route_set(m, family, k, rt->rtm_dst_len, nh, tag);
+	route_set(m, t, family, k, rt->rtm_dst_len, nh, tag);
 }
 
 static bool nud_valid(uint16_t state)
@@ -1493,8 +1539,9 @@ static void on_neigh(struct nlmirror *m, const struct nlmsghdr *nlh)
 			nh_sync(m, n);
 			key_bytes(family, k.addr, key);
 			n->refs++; /* the host route's */
-			route_set(m, family, key, alen(family) * 8, n->fib_id,
-				  TAG_NEIGH);
+			n->table = (uint8_t)link_table(m, k.ifindex);
+			route_set(m, n->table, family, key, alen(family) * 8,
+				  n->fib_id, TAG_NEIGH);
 			return;
 		}
 		memcpy(n->mac, mnl_attr_get_payload(tb[NDA_LLADDR]), 6);
@@ -1510,12 +1557,14 @@ static void on_neigh(struct nlmirror *m, const struct nlmsghdr *nlh)
 		nh_sync(m, n);
 		key_bytes(family, k.addr, key);
 		n->refs++; /* route_unset drops the route's if it goes */
-		route_unset(m, family, key, alen(family) * 8, TAG_NEIGH,
-			    n->fib_id);
+		route_unset(m, n->table, family, key, alen(family) * 8,
+			    TAG_NEIGH, n->fib_id);
 		nh_put(m, n);
 		nh_put(m, n); /* the neighbour's */
 	}
 }
+
+static void addr_unset(struct nlmirror *m, const struct nlmirror_addr *a);
 
 static void on_addr(struct nlmirror *m, const struct nlmsghdr *nlh)
 {
@@ -1535,6 +1584,7 @@ static void on_addr(struct nlmirror *m, const struct nlmsghdr *nlh)
 		       a.addr))
 		return;
 	m->c.addr_updates++;
+	a.table = (uint8_t)link_table(m, a.ifindex);
 	key_bytes(family, a.addr, key);
 	for (i = 0; i < m->n_addrs; i++)
 		if (m->addrs[i].family == family &&
@@ -1549,18 +1599,187 @@ static void on_addr(struct nlmirror *m, const struct nlmsghdr *nlh)
 			m->n_addrs++;
 		}
 		m->addrs[i] = a;
-		route_set(m, family, key, alen(family) * 8, m->nh_local,
-			  TAG_LOCAL);
+		route_set(m, a.table, family, key, alen(family) * 8,
+			  m->nh_local, TAG_LOCAL);
 		return;
 	}
 	if (i == m->n_addrs)
 		return;
+	a.table = m->addrs[i].table; /* where its route went */
 	m->addrs[i] = m->addrs[--m->n_addrs];
+	addr_unset(m, &a);
+}
+
+/* The LOCAL route of an address that went (or moved to another table),
+ * unless the address is still the host's in that table elsewhere. */
+static void addr_unset(struct nlmirror *m, const struct nlmirror_addr *a)
+{
+	uint8_t key[16];
+	size_t i;
+
 	for (i = 0; i < m->n_addrs; i++)
-		if (m->addrs[i].family == family &&
-		    !memcmp(m->addrs[i].addr, a.addr, 16))
-			return; /* the address is still the host's elsewhere */
-	route_unset(m, family, key, alen(family) * 8, TAG_LOCAL, 0);
+		if (m->addrs[i].family == a->family &&
+		    m->addrs[i].table == a->table &&
+		    !memcmp(m->addrs[i].addr, a->addr, 16))
+			return;
+	key_bytes(a->family, a->addr, key);
+	route_unset(m, a->table, a->family, key, alen(a->family) * 8, TAG_LOCAL,
+		    0);
+}
+
+/*
+ * The interface ifindex changed table (enslaved to a VRF, or released):
+ * its addresses' LOCAL routes and its neighbours' host routes move to the
+ * new one (the kernel moves the connected routes itself, as messages).
+ */
+static void link_rehome(struct nlmirror *m, int ifindex)
+{
+	unsigned t = link_table(m, ifindex);
+	size_t i;
+
+	for (i = 0; i < m->n_addrs; i++) {
+		struct nlmirror_addr a = m->addrs[i];
+		uint8_t key[16];
+
+		if (a.ifindex != ifindex || a.table == t)
+			continue;
+		m->addrs[i].table = (uint8_t)t;
+		addr_unset(m, &a);
+		key_bytes(a.family, a.addr, key);
+		route_set(m, t, a.family, key, alen(a.family) * 8, m->nh_local,
+			  TAG_LOCAL);
+	}
+	for (i = 0; i < m->n_nh; i++) {
+		struct mnh *n = &m->nh[i];
+		uint8_t key[16];
+		unsigned old = n->table;
+
+		if (n->key.ifindex != ifindex || !n->neigh || old == t)
+			continue;
+		key_bytes(n->key.family, n->key.addr, key);
+		n->refs++; /* route_unset drops the route's if it goes */
+		route_unset(m, old, n->key.family, key, alen(n->key.family) * 8,
+			    TAG_NEIGH, n->fib_id);
+		nh_put(m, n);
+		n->table = (uint8_t)t;
+		n->refs++; /* the new host route's */
+		route_set(m, t, n->key.family, key, alen(n->key.family) * 8,
+			  n->fib_id, TAG_NEIGH);
+	}
+}
+
+/* Kind, VLAN id and protocol, VRF table: IFLA_LINKINFO. */
+static void link_info(const struct nlattr *li, struct nlmirror_link *l)
+{
+	const struct nlattr *tb[ATTR_MAX] = {0}, *db[ATTR_MAX] = {0};
+	const char *kind;
+
+	if (mnl_attr_parse_nested(li, attrs_cb, tb) < 0 || !tb[IFLA_INFO_KIND])
+		return;
+	kind = mnl_attr_get_str(tb[IFLA_INFO_KIND]);
+	if (tb[IFLA_INFO_DATA])
+		mnl_attr_parse_nested(tb[IFLA_INFO_DATA], attrs_cb, db);
+	if (!strcmp(kind, "vlan")) {
+		l->kind = NLMIRROR_LINK_VLAN;
+		l->vlan_proto = 0x8100;
+		if (db[IFLA_VLAN_ID])
+			l->vid = mnl_attr_get_u16(db[IFLA_VLAN_ID]) & 0x0fff;
+		if (db[IFLA_VLAN_PROTOCOL])
+			l->vlan_proto =
+				ntohs(mnl_attr_get_u16(db[IFLA_VLAN_PROTOCOL]));
+	} else if (!strcmp(kind, "vrf")) {
+		l->kind = NLMIRROR_LINK_VRF;
+		if (db[IFLA_VRF_TABLE])
+			l->vrf_table = mnl_attr_get_u32(db[IFLA_VRF_TABLE]);
+	}
+}
+
+/* A VRF's table gets a FIB table; a new one asks for a re-dump, for the
+ * routes the kernel had in that table before the VRF came. */
+static void vrf_table(struct nlmirror *m, const struct nlmirror_link *l)
+{
+	unsigned t, free_t = 0;
+
+	if (!l->vrf_table || table_slot(m, l->vrf_table) >= 0) {
+		for (t = 1; t < NLMIRROR_TABLE_NONE; t++)
+			if (m->tables[t].id == l->vrf_table)
+				m->tables[t].vrf_ifindex = l->ifindex;
+		return;
+	}
+	for (t = 1; t < NLMIRROR_TABLE_NONE && !free_t; t++)
+		if (!m->tables[t].id)
+			free_t = t;
+	if (!free_t || fib_table_open(m->p.fib, free_t)) {
+		m->c.vrfs_unsupported++;
+		return;
+	}
+	m->tables[free_t].id = l->vrf_table;
+	m->tables[free_t].vrf_ifindex = l->ifindex;
+	m->resync = true;
+}
+
+/* Each next hop out of ifindex: its port again (nh_info()). */
+static void link_nh_sync(struct nlmirror *m, int ifindex)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_nh; i++)
+		if (m->nh[i].key.ifindex == ifindex)
+			nh_sync(m, &m->nh[i]);
+}
+
+/*
+ * VLAN slots: an 802.1Q VLAN link whose parent is a ferry port has one
+ * (its port is ROUTE_VLAN_BASE + slot), any other VLAN link none; a slot
+ * whose link went is free again. The next hops out of a link whose port
+ * changed follow.
+ */
+static void vlans_sync(struct nlmirror *m)
+{
+	unsigned s;
+	size_t i;
+
+	for (s = 0; s < ROUTE_VLAN_MAX; s++) {
+		const struct nlmirror_link *l;
+
+		if (!m->vlan_if[s])
+			continue;
+		l = link_of(m, m->vlan_if[s]);
+		if (!l || l->kind != NLMIRROR_LINK_VLAN)
+			m->vlan_if[s] = 0; /* its next hops: on_link() */
+	}
+	for (i = 0; i < m->n_links; i++) {
+		struct nlmirror_link *l = &m->links[i];
+		const struct nlmirror_link *par;
+		int slot = -1, port = -1;
+		bool want;
+
+		if (l->kind != NLMIRROR_LINK_VLAN)
+			continue;
+		par = link_of(m, l->parent);
+		want = par && par->port >= 0 &&
+		       par->port < (int)ROUTE_VLAN_BASE && l->vid &&
+		       l->vlan_proto == 0x8100;
+		for (s = 0; s < ROUTE_VLAN_MAX; s++)
+			if (m->vlan_if[s] == l->ifindex)
+				slot = (int)s;
+		if (want && slot < 0) {
+			for (s = 0; s < ROUTE_VLAN_MAX && slot < 0; s++)
+				if (!m->vlan_if[s])
+					slot = (int)s;
+			if (slot >= 0)
+				m->vlan_if[slot] = l->ifindex;
+		} else if (!want && slot >= 0) {
+			m->vlan_if[slot] = 0;
+			slot = -1;
+		}
+		if (want && slot >= 0)
+			port = (int)ROUTE_VLAN_BASE + slot;
+		if (l->port == port)
+			continue;
+		l->port = port;
+		link_nh_sync(m, l->ifindex);
+	}
 }
 
 static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
@@ -1568,8 +1787,9 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[ATTR_MAX] = {0};
 	struct nlmirror_link l = {.ifindex = ifi->ifi_index, .port = -1};
-	size_t i;
+	size_t i, j;
 	int old_port = -2;
+	unsigned old_table;
 
 	mnl_attr_parse(nlh, sizeof(*ifi), attrs_cb, tb);
 	m->c.link_updates++;
@@ -1580,8 +1800,17 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 		if (i < m->n_links)
 			m->links[i] = m->links[--m->n_links];
 		link_flush(m, ifi->ifi_index);
+		vlans_sync(m);
+		link_nh_sync(m, ifi->ifi_index);
 		return;
 	}
+	old_table = link_table(m, ifi->ifi_index);
+	if (tb[IFLA_LINKINFO])
+		link_info(tb[IFLA_LINKINFO], &l);
+	if (tb[IFLA_LINK])
+		l.parent = (int)mnl_attr_get_u32(tb[IFLA_LINK]);
+	if (tb[IFLA_MASTER])
+		l.master = (int)mnl_attr_get_u32(tb[IFLA_MASTER]);
 	if (tb[IFLA_IFNAME])
 		snprintf(l.name, sizeof(l.name), "%s",
 			 mnl_attr_get_str(tb[IFLA_IFNAME]));
@@ -1590,7 +1819,10 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 	if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
 		memcpy(l.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
 	l.up = !!(ifi->ifi_flags & IFF_UP);
-	if (m->p.port_of)
+	if (l.kind == NLMIRROR_LINK_VLAN)
+		l.port =
+			i < m->n_links ? m->links[i].port : -1; /* vlans_sync */
+	else if (m->p.port_of)
 		l.port = m->p.port_of(m->p.arg, l.ifindex, l.name);
 	if (i == m->n_links) {
 		if (grow((void **)&m->links, &m->cap_links, m->n_links + 1,
@@ -1601,11 +1833,30 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 		old_port = m->links[i].port;
 	}
 	m->links[i] = l;
-	/* new, or it became (or stopped being) a ferry port */
+	if (l.kind == NLMIRROR_LINK_VRF)
+		vrf_table(m, &l);
+	/* new, or it became (or stopped being) a ferry port; a port's
+	 * VLANs with it */
 	if (old_port != l.port)
-		for (i = 0; i < m->n_nh; i++)
-			if (m->nh[i].key.ifindex == l.ifindex)
-				nh_sync(m, &m->nh[i]);
+		link_nh_sync(m, l.ifindex);
+	vlans_sync(m);
+	{
+		const struct nlmirror_link *me = link_of(m, l.ifindex);
+		const struct nlmirror_link *par = link_of(m, l.parent);
+
+		/* a VLAN on a ferry port that is not followed: 802.1ad, or
+		 * no slot left */
+		if (me && me->kind == NLMIRROR_LINK_VLAN && me->port < 0 &&
+		    par && par->port >= 0 && par->port < (int)ROUTE_VLAN_BASE)
+			m->c.vlans_unsupported++;
+	}
+	/* enslaved to a VRF or released: it and, for a VRF, its members */
+	if (link_table(m, l.ifindex) != old_table)
+		link_rehome(m, l.ifindex);
+	if (l.kind == NLMIRROR_LINK_VRF)
+		for (j = 0; j < m->n_links; j++)
+			if (m->links[j].master == l.ifindex)
+				link_rehome(m, m->links[j].ifindex);
 	/* the kernel's test (NETDEV_DOWN, or NETDEV_CHANGE without either
 	 * flag); it refuses nexthops on such a link, so none is left */
 	if (!(ifi->ifi_flags & IFF_UP) ||
@@ -1838,6 +2089,14 @@ int nlmirror_process(struct nlmirror *m)
 	return err ? err : (int)(m->c.messages - before);
 }
 
+int nlmirror_apply(struct nlmirror *m, const void *buf, size_t len)
+{
+	uint64_t before = m->c.messages;
+
+	mnl_cb_run(buf, len, 0, 0, msg_cb, m);
+	return (int)(m->c.messages - before);
+}
+
 /*
  * RTM_GETROUTE with RTM_F_FIB_MATCH for the prefix's first address: the
  * kernel answers with the FIB entry its lookup matches (`ip route get
@@ -1845,9 +2104,11 @@ int nlmirror_process(struct nlmirror *m)
  * one, on the event socket, where process() applies it like any other.
  * No route at all comes back as an error, counted.
  */
-static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
-			  unsigned len)
+static void ask_fib_match(struct nlmirror *m, unsigned t, int family,
+			  const uint8_t *k, unsigned len)
 {
+	uint32_t table = t ? m->tables[t].id : m->p.table;
+
 	char buf[256];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct rtmsg *rt;
@@ -1859,9 +2120,12 @@ static void ask_fib_match(struct nlmirror *m, int family, const uint8_t *k,
 	rt->rtm_family = family == 4 ? AF_INET : AF_INET6;
 	rt->rtm_dst_len = (uint8_t)(alen(family) * 8);
 	rt->rtm_flags = RTM_F_FIB_MATCH;
-	rt->rtm_table =
-		(uint8_t)(m->p.table < 256 ? m->p.table : RT_TABLE_UNSPEC);
+	rt->rtm_table = (uint8_t)(table < 256 ? table : RT_TABLE_UNSPEC);
 	mnl_attr_put(nlh, RTA_DST, alen(family), k);
+	/* a VRF's table is the one a lookup out of its device uses */
+	if (t && m->tables[t].vrf_ifindex)
+		mnl_attr_put_u32(nlh, RTA_OIF,
+				 (uint32_t)m->tables[t].vrf_ifindex);
 	(void)len;
 	if (mnl_socket_sendto(m->ev, nlh, nlh->nlmsg_len) >= 0)
 		m->c.fib_match_asked++;
@@ -1881,6 +2145,15 @@ int nlmirror_route_port(const struct nlmirror *m, int port,
 		return -ENOENT;
 	memcpy(out->mac, l->mac, 6);
 	out->mtu = (uint16_t)(l->mtu > 0xffff ? 0xffff : l->mtu);
+	out->table = (uint8_t)link_table(m, l->ifindex);
+	out->vid = 0;
+	out->phys = (uint16_t)port;
+	if (l->kind == NLMIRROR_LINK_VLAN) {
+		const struct nlmirror_link *par = link_of(m, l->parent);
+
+		out->vid = l->vid;
+		out->phys = par ? (uint16_t)par->port : FIB_PORT_NONE;
+	}
 	out->ip4 = 0;
 	out->has_ip6 = 0;
 	for (i = 0; i < m->n_addrs; i++) {
@@ -1904,21 +2177,38 @@ int nlmirror_route_port(const struct nlmirror *m, int port,
 
 void nlmirror_ports_changed(struct nlmirror *m)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < m->n_links; i++) {
 		struct nlmirror_link *l = &m->links[i];
-		int port = m->p.port_of
-				   ? m->p.port_of(m->p.arg, l->ifindex, l->name)
-				   : -1;
+		int port;
 
+		if (l->kind == NLMIRROR_LINK_VLAN)
+			continue; /* vlans_sync(), from their parents */
+		port = m->p.port_of
+			       ? m->p.port_of(m->p.arg, l->ifindex, l->name)
+			       : -1;
 		if (port == l->port)
 			continue;
 		l->port = port;
-		for (j = 0; j < m->n_nh; j++)
-			if (m->nh[j].key.ifindex == l->ifindex)
-				nh_sync(m, &m->nh[j]);
+		link_nh_sync(m, l->ifindex);
 	}
+	vlans_sync(m);
+}
+
+unsigned nlmirror_vlan_slots(const struct nlmirror *m)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < ROUTE_VLAN_MAX; s++)
+		if (m->vlan_if[s])
+			n = s + 1;
+	return n;
+}
+
+uint32_t nlmirror_table_id(const struct nlmirror *m, unsigned t)
+{
+	return t && t < FIB_TABLES ? m->tables[t].id : 0;
 }
 
 int nlmirror_resolve(struct nlmirror *m, int family, const uint8_t *addr,

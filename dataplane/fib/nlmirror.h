@@ -4,6 +4,17 @@
  * table's routes (IPv4, IPv6, multipath), the neighbours, addresses and
  * links over rtnetlink (libmnl), and apply them to a struct fib.
  *
+ * VLANs and VRFs. A VLAN link (IFLA_LINKINFO kind "vlan", 802.1Q, its
+ * IFLA_VLAN_ID) whose parent (IFLA_LINK) is a ferry port gets a VLAN slot:
+ * its route interface is ROUTE_VLAN_BASE + slot (route.h), the port of
+ * the next hops out of it. A VRF link (kind "vrf", IFLA_VRF_TABLE) gets a
+ * FIB table (fib_table_open()), and the routes of its kernel table go
+ * there; an interface enslaved to it (IFLA_MASTER) has its addresses'
+ * LOCAL routes and its neighbours' host routes in that table too, and
+ * its lookups there (route_port.table). Tables of no VRF but the main one
+ * are ignored. A new VRF table asks for a re-dump, for routes the kernel
+ * had in it before the VRF came.
+ *
  * What goes into the FIB:
  *   - every unicast route of the main table, its next hop (ifindex,
  *     gateway) a FIB next hop shared by every route through it, carrying
@@ -49,6 +60,7 @@
 #ifndef FERRY_NLMIRROR_H
 #define FERRY_NLMIRROR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fib.h"
@@ -73,10 +85,12 @@ struct nlmirror;
 	X(neigh_updates)                                                       \
 	X(addr_updates)                                                        \
 	X(link_updates)                                                        \
-	X(fib_errors)	  /* the FIB refused (full, ...) */                    \
-	X(resolve_sent)	  /* RTM_NEWNEIGH NTF_USE requests */                  \
-	X(netlink_errors) /* NLMSG_ERROR answers to our requests */            \
-	X(overruns)	  /* ENOBUFS: events lost, full re-dump */
+	X(fib_errors)	     /* the FIB refused (full, ...) */                 \
+	X(resolve_sent)	     /* RTM_NEWNEIGH NTF_USE requests */               \
+	X(netlink_errors)    /* NLMSG_ERROR answers to our requests */         \
+	X(overruns)	     /* ENOBUFS: events lost, full re-dump */          \
+	X(vlans_unsupported) /* past ROUTE_VLAN_MAX, or 802.1ad VLAN links */  \
+	X(vrfs_unsupported)  /* past the FIB's tables */
 
 struct nlmirror_counters {
 #define X(n) uint64_t n;
@@ -114,17 +128,31 @@ int nlmirror_process(struct nlmirror *nlm);
 /* Both event sockets' SO_RCVBUF (tests make overruns with a small one);
  * 0 or -errno. */
 int nlmirror_set_rcvbuf(struct nlmirror *nlm, int bytes);
+/* Apply len bytes of netlink messages as if they had come on the event
+ * socket (tests: links, routes the kernel here cannot make). The number
+ * of messages applied. */
+int nlmirror_apply(struct nlmirror *nlm, const void *buf, size_t len);
 
 /* The caller's ports changed (a port added or removed): ask port_of again
  * for every link and update the next hops through those that moved. */
 void nlmirror_ports_changed(struct nlmirror *nlm);
 
-/* What route_frame() needs of ferry port `port`, from the kernel's view of
- * its interface: MAC, MTU, the first IPv4 address and the first global
- * IPv6 one (else link-local) as ICMP sources. routed is left as it was.
- * -ENOENT if no link maps to the port. */
+/* What route_frame() needs of route interface `port` (a ferry port, or
+ * ROUTE_VLAN_BASE + a VLAN slot), from the kernel's view of its
+ * interface: MAC, MTU, the first IPv4 address and the first global IPv6
+ * one (else link-local) as ICMP sources, its FIB table, and for a VLAN
+ * its VID and parent port. routed is left as it was. -ENOENT if no link
+ * maps to it. */
 int nlmirror_route_port(const struct nlmirror *nlm, int port,
 			struct route_port *out);
+/* VLAN slots in use are below this. */
+unsigned nlmirror_vlan_slots(const struct nlmirror *nlm);
+/* The kernel's table id of FIB table t, 0 if t is not a VRF's. */
+uint32_t nlmirror_table_id(const struct nlmirror *nlm, unsigned t);
+
+/* A VRF whose table has no FIB table left: its interfaces look up here
+ * (never opened: no route), not in the main table. */
+#define NLMIRROR_TABLE_NONE (FIB_TABLES - 1)
 
 /* Ask the kernel to resolve addr (4 or 16 bytes) on ifindex: RTM_NEWNEIGH
  * with NTF_USE, which makes the kernel send ARP / NS as if it had a packet
@@ -147,17 +175,29 @@ struct nlmirror_neigh {
 	uint16_t state; /* NUD_* */
 	uint32_t nh;	/* its FIB next hop */
 };
+enum nlmirror_link_kind {
+	NLMIRROR_LINK_OTHER,
+	NLMIRROR_LINK_VLAN,
+	NLMIRROR_LINK_VRF,
+};
 struct nlmirror_link {
-	int ifindex, port;
+	int ifindex, port; /* port: its route interface, or -1 */
 	char name[16];
 	uint32_t mtu;
 	uint8_t mac[6];
 	uint8_t up;
+	uint8_t kind;	     /* enum nlmirror_link_kind */
+	uint16_t vid;	     /* VLAN: IFLA_VLAN_ID */
+	uint16_t vlan_proto; /* VLAN: 0x8100 or 0x88a8 */
+	int parent;	     /* VLAN: IFLA_LINK */
+	int master;	     /* IFLA_MASTER, 0: none */
+	uint32_t vrf_table;  /* VRF: IFLA_VRF_TABLE */
 };
 struct nlmirror_addr {
 	int family, ifindex;
 	uint8_t addr[16];
 	uint8_t prefixlen;
+	uint8_t table; /* the FIB table of its LOCAL route */
 };
 typedef int (*nlmirror_neigh_fn)(void *arg, const struct nlmirror_neigh *n);
 typedef int (*nlmirror_link_fn)(void *arg, const struct nlmirror_link *l);

@@ -3,6 +3,7 @@
  * route.c - the route app's decision for one frame (see route.h). Headers
  * are read byte by byte: a frame in the UMEM has no alignment promise.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "route.h"
@@ -14,16 +15,20 @@ const char *const route_reason_names[ROUTE_R__COUNT] = {
 #undef X
 };
 
-#define ETH_HLEN    14
-#define ETH_P_IP    0x0800
-#define ETH_P_ARP   0x0806
-#define ETH_P_IP6   0x86dd
-#define IP4_DF	    0x4000
-#define IP4_OFF	    0x1fff
-#define PROTO_ICMP  1
-#define PROTO_ICMP6 58
-#define PROTO_HBH   0
-#define ICMP_TTL    64
+#define ETH_HLEN     14
+#define ETH_P_IP     0x0800
+#define ETH_P_ARP    0x0806
+#define ETH_P_IP6    0x86dd
+#define ETH_P_8021Q  0x8100
+#define ETH_P_8021AD 0x88a8
+#define ETH_P_QINQ1  0x9100 /* pre-802.1ad stacked tags */
+#define VLAN_HLEN    4
+#define IP4_DF	     0x4000
+#define IP4_OFF	     0x1fff
+#define PROTO_ICMP   1
+#define PROTO_ICMP6  58
+#define PROTO_HBH    0
+#define ICMP_TTL     64
 
 /* RFC 1812 4.3.2.6: quote as much as fits in 576 bytes */
 #define ICMP4_MAX_QUOTE (576 - 20 - 8)
@@ -65,13 +70,100 @@ static enum route_verdict done(struct route_result *res,
 
 /* ---- ICMP errors ---- */
 
+/* The reply's L2 header: back to whoever sent it, on its VLAN. */
 static uint8_t *reply_eth(const uint8_t *frame, const struct route_port *in,
 			  uint8_t *out, uint16_t type)
 {
-	memcpy(out, frame + 6, 6); /* back to whoever sent it */
+	memcpy(out, frame + 6, 6);
 	memcpy(out + 6, in->mac, 6);
+	if (in->vid) {
+		wr16(out + 12, ETH_P_8021Q);
+		wr16(out + 14, in->vid);
+		wr16(out + 16, type);
+		return out + ETH_HLEN + VLAN_HLEN;
+	}
 	wr16(out + 12, type);
 	return out + ETH_HLEN;
+}
+
+/* ---- VLANs ---- */
+
+static unsigned vmap_hash(unsigned port, unsigned vid)
+{
+	return ((port * 0x9e3779b1u) ^ (vid * 0x85ebca6bu)) >> 7 &
+	       (ROUTE_VLAN_HASH - 1);
+}
+
+/* an entry: valid, port (11 bits), VID (12), slot (7) */
+#define VMAP_VALID (1u << 31)
+static uint32_t vmap_e(unsigned port, unsigned vid, unsigned slot)
+{
+	return VMAP_VALID | (port & 0x7ffu) << 19 | (vid & 0xfffu) << 7 |
+	       (slot & 0x7fu);
+}
+
+_Static_assert(ROUTE_VLAN_MAX <= 128, "a VLAN slot is 7 bits of an entry");
+
+int route_vlan_find(const struct route_vlan_map *map, unsigned port,
+		    unsigned vid)
+{
+	uint32_t want = vmap_e(port, vid, 0) & ~0x7fu;
+	unsigned i, h = vmap_hash(port, vid);
+
+	for (i = 0; i < ROUTE_VLAN_HASH; i++) {
+		uint32_t e = map->e[(h + i) & (ROUTE_VLAN_HASH - 1)];
+
+		if (!e)
+			return -1;
+		if ((e & ~0x7fu) == want)
+			return (int)(e & 0x7fu);
+	}
+	return -1;
+}
+
+int route_vlan_map_build(struct route_vlan_map *map,
+			 const struct route_port *vlans, unsigned n)
+{
+	unsigned s, i;
+
+	memset(map, 0, sizeof(*map));
+	if (n > ROUTE_VLAN_MAX)
+		return -ENOSPC;
+	for (s = 0; s < n; s++) {
+		const struct route_port *v = &vlans[s];
+		unsigned h = vmap_hash(v->phys, v->vid);
+
+		if (!v->vid)
+			continue; /* a free slot */
+		if (route_vlan_find(map, v->phys, v->vid) >= 0)
+			return -EEXIST;
+		for (i = h; map->e[i & (ROUTE_VLAN_HASH - 1)]; i++)
+			;
+		map->e[i & (ROUTE_VLAN_HASH - 1)] = vmap_e(v->phys, v->vid, s);
+	}
+	return 0;
+}
+
+int route_l2_retag(uint8_t *frame, size_t len, int in_tagged, uint16_t vid)
+{
+	(void)len;
+	if (in_tagged && vid) {
+		/* the priority bits stay, the VID is the egress's */
+		wr16(frame + 14,
+		     (uint16_t)((rd16(frame + 14) & 0xf000) | (vid & 0x0fff)));
+		return 0;
+	}
+	if (in_tagged) {
+		memmove(frame + VLAN_HLEN, frame, 12);
+		return VLAN_HLEN;
+	}
+	if (vid) {
+		memmove(frame - VLAN_HLEN, frame, 12);
+		wr16(frame - VLAN_HLEN + 12, ETH_P_8021Q);
+		wr16(frame - VLAN_HLEN + 14, vid & 0x0fff);
+		return -VLAN_HLEN;
+	}
+	return 0;
 }
 
 /* RFC 1812 4.3.2.7: no error about an ICMP error, a non-first fragment,
@@ -102,17 +194,18 @@ icmp4_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	    struct route_result *res, struct route_counters *c,
 	    enum route_reason reason)
 {
-	const struct route_port *in = &ctx->ports[in_port];
+	const struct route_port *in = route_if(ctx, in_port);
 	unsigned quote = ip_len < ICMP4_MAX_QUOTE ? ip_len : ICMP4_MAX_QUOTE;
-	unsigned tot;
+	unsigned tot, l2 = (unsigned)(ip - frame), ol2;
 	uint8_t *o, *icmp;
 
 	/* A chain's quote comes from its first piece alone. */
-	if (quote > head - ETH_HLEN)
-		quote = (unsigned)(head - ETH_HLEN);
+	if (quote > head - l2)
+		quote = (unsigned)(head - l2);
 	tot = 20 + 8 + quote;
+	ol2 = in->vid ? ETH_HLEN + VLAN_HLEN : ETH_HLEN;
 
-	if (!in->ip4 || !icmp4_allowed(ip) || out_cap < ETH_HLEN + tot) {
+	if (!in->ip4 || !icmp4_allowed(ip) || out_cap < ol2 + tot) {
 		c->n[ROUTE_R_icmp_suppressed]++;
 		return done(res, c, ROUTE_DROP, reason);
 	}
@@ -134,8 +227,8 @@ icmp4_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	wr32(icmp + 4, rest);
 	memcpy(icmp + 8, ip, quote);
 	wr16(icmp + 2, (uint16_t)~csum_partial(icmp, 8 + quote, 0));
-	res->len = (uint16_t)(ETH_HLEN + tot);
-	res->port = (uint16_t)in_port;
+	res->len = (uint16_t)(ol2 + tot);
+	res->port = (uint16_t)(in_port < ROUTE_VLAN_BASE ? in_port : in->phys);
 	c->n[ROUTE_R_icmp_sent]++;
 	return done(res, c, ROUTE_REPLY, reason);
 }
@@ -186,17 +279,17 @@ icmp6_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	    struct route_result *res, struct route_counters *c,
 	    enum route_reason reason)
 {
-	const struct route_port *in = &ctx->ports[in_port];
+	const struct route_port *in = route_if(ctx, in_port);
 	unsigned quote = ip_len < ICMP6_MAX_QUOTE ? ip_len : ICMP6_MAX_QUOTE;
-	unsigned plen;
+	unsigned plen, l2 = (unsigned)(ip - frame), ol2;
 	uint8_t *o, *icmp;
 
-	if (quote > head - ETH_HLEN)
-		quote = (unsigned)(head - ETH_HLEN);
+	if (quote > head - l2)
+		quote = (unsigned)(head - l2);
 	plen = 8 + quote;
+	ol2 = in->vid ? ETH_HLEN + VLAN_HLEN : ETH_HLEN;
 
-	if (!in->has_ip6 || !icmp6_allowed(ip) ||
-	    out_cap < ETH_HLEN + 40 + plen) {
+	if (!in->has_ip6 || !icmp6_allowed(ip) || out_cap < ol2 + 40 + plen) {
 		c->n[ROUTE_R_icmp_suppressed]++;
 		return done(res, c, ROUTE_DROP, reason);
 	}
@@ -214,11 +307,17 @@ icmp6_error(const struct route_ctx *ctx, const uint8_t *frame, size_t head,
 	wr32(icmp + 4, rest);
 	memcpy(icmp + 8, ip, quote);
 	wr16(icmp + 2, icmp6_csum(o, icmp, plen));
-	res->len = (uint16_t)(ETH_HLEN + 40 + plen);
-	res->port = (uint16_t)in_port;
+	res->len = (uint16_t)(ol2 + 40 + plen);
+	res->port = (uint16_t)(in_port < ROUTE_VLAN_BASE ? in_port : in->phys);
 	c->n[ROUTE_R_icmp_sent]++;
 	return done(res, c, ROUTE_REPLY, reason);
 }
+
+#define likely_untagged(t, vid) __builtin_expect(!(t) && !(vid), 1)
+#define unlikely_tagged(type)                                                  \
+	__builtin_expect((type) == ETH_P_8021Q || (type) == ETH_P_8021AD ||    \
+				 (type) == ETH_P_QINQ1,                        \
+			 0)
 
 /* ---- the next hop ---- */
 
@@ -244,19 +343,19 @@ static enum nh_outcome next_hop(const struct route_ctx *ctx, uint32_t id,
 	return NH_OK;
 }
 
-/* Egress port, MTU, neighbour; on success the MACs are rewritten. */
-static enum route_verdict egress(const struct route_ctx *ctx, uint8_t *frame,
-				 uint64_t w, unsigned ip_len,
-				 struct route_result *res,
-				 struct route_counters *c, int *too_big)
+/* Egress port, MTU, neighbour; on success the MACs are rewritten and
+ * *vid is the egress interface's VLAN (0: untagged). */
+static inline __attribute__((always_inline)) enum route_verdict
+egress(const struct route_ctx *ctx, uint8_t *frame, uint64_t w, unsigned ip_len,
+       struct route_result *res, struct route_counters *c, int *too_big,
+       uint16_t *vid)
 {
 	unsigned port = fib_nhw_port(w);
-	const struct route_port *out;
+	const struct route_port *out = route_if(ctx, port);
 
 	*too_big = 0;
-	if (port >= ctx->n_ports || !ctx->ports[port].routed)
+	if (!out || !out->routed)
 		return done(res, c, ROUTE_DROP, ROUTE_R_egress_not_routed);
-	out = &ctx->ports[port];
 	if (ip_len > out->mtu) {
 		*too_big = (int)out->mtu;
 		return ROUTE_DROP; /* the caller counts by family */
@@ -268,29 +367,44 @@ static enum route_verdict egress(const struct route_ctx *ctx, uint8_t *frame,
 	}
 	fib_nhw_mac(w, frame);
 	memcpy(frame + 6, out->mac, 6);
-	res->port = (uint16_t)port;
+	res->port = (uint16_t)(port < ROUTE_VLAN_BASE ? port : out->phys);
+	res->out_if = (uint16_t)port;
+	*vid = out->vid;
 	return ROUTE_FWD;
+}
+
+/* After the rewrite: the egress interface's tag (route_l2_retag()); an
+ * untagged frame out of an untagged interface pays one test. */
+static inline __attribute__((always_inline)) void
+fwd_l2(uint8_t *frame, size_t len, unsigned l2, uint16_t vid,
+       struct route_result *res)
+{
+	if (likely_untagged(l2 != ETH_HLEN, vid))
+		return;
+	res->shift = (int8_t)route_l2_retag(frame, len, l2 != ETH_HLEN, vid);
 }
 
 /* ---- the families ---- */
 
 static inline __attribute__((always_inline)) enum route_verdict
 route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
-       unsigned in_port, uint32_t flow_hash, uint8_t *out, size_t out_cap,
-       struct route_result *res, struct route_counters *c)
+       unsigned l2, unsigned in_port, unsigned table, uint32_t flow_hash,
+       uint8_t *out, size_t out_cap, struct route_result *res,
+       struct route_counters *c)
 {
-	uint8_t *ip = frame + ETH_HLEN;
+	uint8_t *ip = frame + l2;
 	unsigned ihl, tot, too_big;
+	uint16_t vid = 0;
 	uint32_t dst;
 	uint64_t w = 0;
 	enum route_verdict v;
 	int tb;
 
-	if (len < ETH_HLEN + 20)
+	if (len < l2 + 20)
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	ihl = (ip[0] & 0xf) * 4u;
 	tot = rd16(ip + 2);
-	if (ip[0] >> 4 != 4 || ihl < 20 || tot < ihl || tot > len - ETH_HLEN ||
+	if (ip[0] >> 4 != 4 || ihl < 20 || tot < ihl || tot > len - l2 ||
 	    csum_partial(ip, ihl, 0) != 0xffff)
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	res->family = 4;
@@ -299,7 +413,8 @@ route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (dst >> 28 == 0xe || dst == 0xffffffff)
 		return done(res, c, ROUTE_HOST, ROUTE_R_multicast);
 
-	switch (next_hop(ctx, fib4_lookup(ctx->fib, dst), flow_hash, &w, res)) {
+	switch (next_hop(ctx, fib4_lookup_in(ctx->fib, table, dst), flow_hash,
+			 &w, res)) {
 	case NH_LOCAL:
 		return done(res, c, ROUTE_HOST, ROUTE_R_local);
 	case NH_DROP:
@@ -314,7 +429,7 @@ route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (ip[8] <= 1)
 		return icmp4_error(ctx, frame, head, ip, tot, in_port, 11, 0, 0,
 				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
-	v = egress(ctx, frame, w, tot, res, c, &tb);
+	v = egress(ctx, frame, w, tot, res, c, &tb, &vid);
 	if (v != ROUTE_FWD) {
 		if (!tb)
 			return v;
@@ -327,24 +442,27 @@ route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 				   ROUTE_R_frag_needed);
 	}
 	ip4_ttl_dec(ip);
+	fwd_l2(frame, len, l2, vid, res);
 	return done(res, c, ROUTE_FWD, ROUTE_R_routed);
 }
 
 static inline __attribute__((always_inline)) enum route_verdict
 route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
-       unsigned in_port, uint32_t flow_hash, uint8_t *out, size_t out_cap,
-       struct route_result *res, struct route_counters *c)
+       unsigned l2, unsigned in_port, unsigned table, uint32_t flow_hash,
+       uint8_t *out, size_t out_cap, struct route_result *res,
+       struct route_counters *c)
 {
-	uint8_t *ip = frame + ETH_HLEN;
+	uint8_t *ip = frame + l2;
 	unsigned tot;
+	uint16_t vid = 0;
 	uint64_t w = 0;
 	enum route_verdict v;
 	int tb;
 
-	if (len < ETH_HLEN + 40 || ip[0] >> 4 != 6)
+	if (len < l2 + 40 || ip[0] >> 4 != 6)
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	tot = 40u + rd16(ip + 4);
-	if (tot > len - ETH_HLEN)
+	if (tot > len - l2)
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	res->family = 6;
 	memcpy(res->dst, ip + 24, 16);
@@ -358,8 +476,8 @@ route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (ip[6] == PROTO_HBH)
 		return done(res, c, ROUTE_HOST, ROUTE_R_hop_by_hop);
 
-	switch (next_hop(ctx, fib6_lookup(ctx->fib, ip + 24), flow_hash, &w,
-			 res)) {
+	switch (next_hop(ctx, fib6_lookup_in(ctx->fib, table, ip + 24),
+			 flow_hash, &w, res)) {
 	case NH_LOCAL:
 		return done(res, c, ROUTE_HOST, ROUTE_R_local);
 	case NH_DROP:
@@ -374,7 +492,7 @@ route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (ip[7] <= 1)
 		return icmp6_error(ctx, frame, head, ip, tot, in_port, 3, 0, 0,
 				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
-	v = egress(ctx, frame, w, tot, res, c, &tb);
+	v = egress(ctx, frame, w, tot, res, c, &tb, &vid);
 	if (v != ROUTE_FWD) {
 		if (!tb)
 			return v;
@@ -383,7 +501,49 @@ route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 				   ROUTE_R_pkt_too_big);
 	}
 	ip[7]--;
+	fwd_l2(frame, len, l2, vid, res);
 	return done(res, c, ROUTE_FWD, ROUTE_R_routed);
+}
+
+/*
+ * An 802.1Q-tagged frame: its VLAN sub-interface is the ingress, its
+ * table the lookup's. Out of line, so that the untagged path (route_any)
+ * is what it was but for the table and one test of the type.
+ */
+static __attribute__((noinline)) enum route_verdict
+route_tagged(const struct route_ctx *ctx, uint8_t *frame, size_t head,
+	     size_t len, unsigned in_port, uint16_t type, uint32_t flow_hash,
+	     uint8_t *out, size_t out_cap, struct route_result *res,
+	     struct route_counters *c)
+{
+	unsigned in_if;
+	int slot;
+
+	if (type != ETH_P_8021Q)
+		return done(res, c, ROUTE_DROP, ROUTE_R_vlan_qinq);
+	if (len < ETH_HLEN + VLAN_HLEN)
+		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
+	type = rd16(frame + 16);
+	if (type == ETH_P_8021Q || type == ETH_P_8021AD || type == ETH_P_QINQ1)
+		return done(res, c, ROUTE_DROP, ROUTE_R_vlan_qinq);
+	slot = ctx->vmap ? route_vlan_find(ctx->vmap, in_port,
+					   rd16(frame + 14) & 0x0fff)
+			 : -1;
+	if (slot < 0 || (unsigned)slot >= ctx->n_vlans)
+		return done(res, c, ROUTE_DROP, ROUTE_R_vlan_unknown);
+	in_if = ROUTE_VLAN_BASE + (unsigned)slot;
+	res->in_if = (uint16_t)in_if;
+	if (type == ETH_P_IP)
+		return route4(ctx, frame, head, len, ETH_HLEN + VLAN_HLEN,
+			      in_if, ctx->vlans[slot].table, flow_hash, out,
+			      out_cap, res, c);
+	if (type == ETH_P_IP6)
+		return route6(ctx, frame, head, len, ETH_HLEN + VLAN_HLEN,
+			      in_if, ctx->vlans[slot].table, flow_hash, out,
+			      out_cap, res, c);
+	if (type == ETH_P_ARP)
+		return done(res, c, ROUTE_HOST, ROUTE_R_arp);
+	return done(res, c, ROUTE_HOST, ROUTE_R_not_ip);
 }
 
 /*
@@ -403,14 +563,20 @@ route_any(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (len < ETH_HLEN || in_port >= ctx->n_ports)
 		return done(res, c, ROUTE_DROP, ROUTE_R_malformed);
 	type = rd16(frame + 12);
+	res->in_if = (uint16_t)in_port;
 	if (type == ETH_P_IP)
-		return route4(ctx, frame, head, len, in_port, flow_hash, out,
+		return route4(ctx, frame, head, len, ETH_HLEN, in_port,
+			      ctx->ports[in_port].table, flow_hash, out,
 			      out_cap, res, c);
 	if (type == ETH_P_IP6)
-		return route6(ctx, frame, head, len, in_port, flow_hash, out,
+		return route6(ctx, frame, head, len, ETH_HLEN, in_port,
+			      ctx->ports[in_port].table, flow_hash, out,
 			      out_cap, res, c);
 	if (type == ETH_P_ARP)
 		return done(res, c, ROUTE_HOST, ROUTE_R_arp);
+	if (unlikely_tagged(type))
+		return route_tagged(ctx, frame, head, len, in_port, type,
+				    flow_hash, out, out_cap, res, c);
 	return done(res, c, ROUTE_HOST, ROUTE_R_not_ip);
 }
 

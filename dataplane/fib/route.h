@@ -16,6 +16,18 @@
  *   DROP   the frame is dropped (malformed, blackhole, no neighbour yet,
  *          an ICMP error that must not be sent, ...).
  *
+ * VLANs and VRFs. An 802.1Q-tagged frame is routed as received on the
+ * VLAN sub-interface (port, VID) of route_ctx.vlans: its addresses,
+ * MTU and FIB table are that interface's, an ICMP error goes back with the
+ * tag. A next hop's port is a route interface (route_if()): a ferry port,
+ * or ROUTE_VLAN_BASE + a VLAN slot, which sends out of its parent port
+ * (route_result.port) with its tag. The tag is popped, pushed or
+ * rewritten in the frame itself (route_l2_retag()): a push moves the
+ * frame 4 bytes to the front, into the caller's headroom, so the 4 bytes
+ * before frame must be writable. Each interface's lookups go to its FIB
+ * table (struct route_port.table: 0 main, else its VRF's). 802.1ad (and
+ * stacked) tags are dropped, counted as vlan_qinq.
+ *
  * Every frame is counted once, by reason (ROUTE_REASONS). A next hop
  * without a neighbour leaves in res what to resolve: the control thread
  * asks the kernel (nlmirror_resolve()), the frame is not queued.
@@ -49,6 +61,8 @@
 	X(pkt_too_big)	/* IPv6 over the egress MTU */                         \
 	X(no_neigh)	/* next hop without a neighbour: resolution asked */   \
 	X(egress_not_routed) /* next hop's port is not a routed port */        \
+	X(vlan_unknown)	     /* 802.1Q VID with no sub-interface followed */   \
+	X(vlan_qinq)	     /* 802.1ad outer tag or stacked tags: dropped */  \
 	X(malformed)	     /* truncated, bad version/length/checksum */
 
 /* Events beside the frame's reason. */
@@ -77,28 +91,86 @@ enum route_verdict {
 	ROUTE_DROP,
 };
 
-/* What route_frame needs of each ferry port (index = port index). */
+/*
+ * Route interfaces: a next hop's port field. Below ROUTE_VLAN_BASE the
+ * ferry port of that index, from ROUTE_VLAN_BASE the VLAN sub-interface
+ * of slot (port - ROUTE_VLAN_BASE); both below FIB_PORT_NONE.
+ */
+#define ROUTE_VLAN_BASE 1024u
+#define ROUTE_VLAN_MAX	128u
+#define ROUTE_VLAN_HASH 512u /* (port, VID) -> slot, open addressing */
+_Static_assert(ROUTE_VLAN_BASE + ROUTE_VLAN_MAX < FIB_PORT_NONE,
+	       "route interfaces must fit a next hop's port field");
+_Static_assert((ROUTE_VLAN_HASH & (ROUTE_VLAN_HASH - 1)) == 0 &&
+		       ROUTE_VLAN_HASH >= 2 * ROUTE_VLAN_MAX,
+	       "the VLAN map is a power of two, at most half full");
+
+/* What route_frame needs of each route interface: a ferry port (index =
+ * port index) or a VLAN sub-interface (index = its slot). */
 struct route_port {
 	uint8_t mac[6];
-	uint8_t routed;	 /* the port's app is route */
+	uint8_t routed;	 /* the port's app is route (a VLAN: its parent's) */
+	uint8_t table;	 /* FIB table of lookups for frames in on it */
 	uint16_t mtu;	 /* L3 MTU: largest IP packet it sends */
+	uint16_t phys;	 /* the ferry port it sends out of */
+	uint16_t vid;	 /* 802.1Q VID pushed on egress; 0: untagged */
 	uint32_t ip4;	 /* source of ICMP errors (host order); 0: none */
 	uint8_t ip6[16]; /* source of ICMPv6 errors; all zero: none */
 	uint8_t has_ip6;
+};
+
+/* (ferry port, VID) -> VLAN slot: entries ROUTE_VMAP_E(), 0 empty. */
+struct route_vlan_map {
+	uint32_t e[ROUTE_VLAN_HASH];
 };
 
 struct route_ctx {
 	const struct fib_dp *fib;
 	const struct route_port *ports;
 	unsigned n_ports;
+	const struct route_port *vlans; /* by slot; NULL: none */
+	unsigned n_vlans;
+	const struct route_vlan_map *vmap; /* NULL: every tag unknown */
 };
+
+/* The route interface i (a next hop's port), NULL if there is none. */
+static inline const struct route_port *route_if(const struct route_ctx *ctx,
+						unsigned i)
+{
+	if (i < ctx->n_ports)
+		return &ctx->ports[i];
+	if (i >= ROUTE_VLAN_BASE && i - ROUTE_VLAN_BASE < ctx->n_vlans)
+		return &ctx->vlans[i - ROUTE_VLAN_BASE];
+	return NULL;
+}
+
+/* map from the VLANs (their phys and vid; a vid of 0 is left out): 0, or
+ * -ENOSPC past ROUTE_VLAN_MAX, -EEXIST for a (port, VID) twice. */
+int route_vlan_map_build(struct route_vlan_map *map,
+			 const struct route_port *vlans, unsigned n);
+/* The slot of (port, vid), -1 if none. */
+int route_vlan_find(const struct route_vlan_map *map, unsigned port,
+		    unsigned vid);
+
+/*
+ * The 802.1Q tag of a frame of len bytes whose L2 header is 14 bytes
+ * (untagged) or 18 (one tag, in_tagged): made vid's (0: untagged). A pop
+ * moves the MACs 4 bytes back, a push 4 bytes to the front (the 4 bytes
+ * before frame must be the caller's), a retag keeps the tag's priority.
+ * Returns the shift: the frame now starts at frame + shift and is
+ * len - shift bytes long (+4, -4 or 0).
+ */
+int route_l2_retag(uint8_t *frame, size_t len, int in_tagged, uint16_t vid);
 
 struct route_result {
 	enum route_verdict verdict;
 	enum route_reason reason;
-	uint16_t port; /* FWD: egress; REPLY: ingress (where reply goes) */
-	uint16_t len;  /* REPLY: bytes of the ICMP frame in out */
-	uint32_t nh;   /* the next hop picked (FWD, no_neigh) */
+	uint16_t port;	 /* FWD: egress ferry port; REPLY: ingress port */
+	uint16_t len;	 /* REPLY: bytes of the ICMP frame in out */
+	uint16_t in_if;	 /* the route interface the frame came in on */
+	uint16_t out_if; /* FWD: the route interface it goes out of */
+	int8_t shift;	 /* FWD: the frame moved (route_l2_retag()) */
+	uint32_t nh;	 /* the next hop picked (FWD, no_neigh) */
 	/* no_neigh: the neighbour to resolve is dst if the next hop is
 	 * on-link (CONNECTED), else the next hop's gateway (control side) */
 	uint8_t family; /* 4 or 6 */
@@ -106,14 +178,17 @@ struct route_result {
 	uint8_t dst[16]; /* the destination (IPv4: first 4 bytes) */
 };
 
-/* Room out needs for any ICMP reply: IPv6's 1280-byte minimum MTU + L2. */
-#define ROUTE_REPLY_MAX (14 + 1280)
+/* Room out needs for any ICMP reply: IPv6's 1280-byte minimum MTU + L2
+ * (a VLAN's tag included). */
+#define ROUTE_REPLY_MAX (18 + 1280)
 
 /*
  * Route one frame of len bytes received on in_port. flow_hash picks among
  * multipath next hops (the classifier's symmetric hash); out (out_cap
  * bytes, ROUTE_REPLY_MAX is always enough) takes an ICMP reply. The frame
- * is changed only for FWD. Counts the reason in c.
+ * is changed only for FWD: it then starts at frame + res->shift and is
+ * len - res->shift bytes long (a VLAN tag popped or pushed). Counts the
+ * reason in c.
  */
 enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
 			       size_t len, unsigned in_port, uint32_t flow_hash,
@@ -129,7 +204,7 @@ enum route_verdict route_frame(const struct route_ctx *ctx, uint8_t *frame,
  * ROUTE_HEAD_MIN (Ethernet, the longest IPv4 header, 8 bytes of L4) is
  * malformed. With head == len it is route_frame.
  */
-#define ROUTE_HEAD_MIN (14 + 60 + 8)
+#define ROUTE_HEAD_MIN (18 + 60 + 8)
 enum route_verdict route_frame_chain(const struct route_ctx *ctx,
 				     uint8_t *frame, size_t head, size_t len,
 				     unsigned in_port, uint32_t flow_hash,

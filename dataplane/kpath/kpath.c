@@ -634,6 +634,13 @@ static enum ferry_path route_want(struct ferry_kpath *kt, struct ferry_port *p,
 		snprintf(why, len, "asked for (path xsk)");
 		return FERRY_PATH_XSK;
 	}
+	if (kp(kt, p)->vrf[0]) {
+		snprintf(why, len,
+			 "in VRF %s: a worker looks up its table "
+			 "(bpf_fib_lookup here: the main table)",
+			 kp(kt, p)->vrf);
+		return FERRY_PATH_XSK;
+	}
 	switch (ferry_kpath_route_refusal(kt, p, why, len)) {
 	case 0:
 		break;
@@ -697,6 +704,19 @@ static int fib_egress_add(struct ferry_kpath *kt, struct ferry_port *q,
 	a->fib[i].ifindex = e->ifindex;
 	a->fib[i].port = e;
 	return 0;
+}
+
+bool ferry_kpath_route_vrf(struct ferry_kpath *kt, struct ferry_port *p,
+			   const char *vrf)
+{
+	struct ferry_kpath_port *k = kp(kt, p);
+	char v[sizeof(k->vrf)];
+
+	snprintf(v, sizeof(v), "%s", vrf ? vrf : "");
+	if (!strcmp(v, k->vrf))
+		return false;
+	memcpy(k->vrf, v, sizeof(v));
+	return true;
 }
 
 void ferry_kpath_route_apply(struct ferry_kpath *kt)

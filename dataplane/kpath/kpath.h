@@ -83,6 +83,7 @@ struct ferry_kpath_port {
 	struct ferry_kpath_acct *acct; /* NULL until first needed */
 	struct bpf_link *tp[2];	       /* redirect_err, devmap_xmit */
 	bool tp_seen; /* they were attached once: xmit_sent is counted */
+	char vrf[16]; /* the route port's interface is in this VRF ("": no) */
 };
 
 struct ferry_kpath {
@@ -159,6 +160,14 @@ void ferry_kpath_route_apply(struct ferry_kpath *kt);
 int ferry_kpath_route_refusal(struct ferry_kpath *kt,
 			      const struct ferry_port *p, char *why,
 			      size_t len);
+/*
+ * The router says route port p's interface is enslaved to VRF vrf (NULL or
+ * "": none): bpf_fib_lookup here looks up the main table, so such a port
+ * keeps path xsk, where the worker looks up the VRF's. Returns true when
+ * that changed (the caller then calls ferry_kpath_route_apply()).
+ */
+bool ferry_kpath_route_vrf(struct ferry_kpath *kt, struct ferry_port *p,
+			   const char *vrf);
 /* 1 when both lo forwarding knobs are on (IPv6 absent counts as on). */
 int ferry_kpath_lo_forwarding(void);
 /* kpath_view.c: p's paths.kernel object of `stats`, with the counters it

@@ -33,6 +33,8 @@ struct ferry_router {
 	struct fib *fib;
 	struct nlmirror *nlm;
 	struct route_port ports[FERRY_MAX_PORTS];
+	struct route_port vlans[ROUTE_VLAN_MAX]; /* by the mirror's slot */
+	struct route_vlan_map vmap;
 	struct route_ctx ctx;
 	struct ferry_route_wk *wk[FERRY_MAX_WORKERS]; /* by worker index */
 	/* when resolution of an address was last asked: a small hash, by
@@ -108,12 +110,22 @@ static struct ferry_pq *pq_on(struct ferry_port *p, struct ferry_worker *w)
 	return NULL;
 }
 
-/* The ports' view: computed aside, installed with the workers paused. */
-static void ports_view(struct ferry_router *r, struct route_port *v)
+/* What route_frame() reads of the ports and their VLANs. */
+struct route_view {
+	struct route_port ports[FERRY_MAX_PORTS];
+	struct route_port vlans[ROUTE_VLAN_MAX];
+	unsigned n_vlans;
+};
+
+/* The view: computed aside, installed with the workers paused. A VLAN
+ * routes when its parent port does. */
+static void ports_view(struct ferry_router *r, struct route_view *rv)
 {
+	struct route_port *v = rv->ports;
+	unsigned s;
 	int i;
 
-	memset(v, 0, sizeof(*v) * FERRY_MAX_PORTS);
+	memset(rv, 0, sizeof(*rv));
 	for (i = 0; i < r->reg->n; i++) {
 		struct ferry_port *p = r->reg->v[i];
 
@@ -121,8 +133,22 @@ static void ports_view(struct ferry_router *r, struct route_port *v)
 			memcpy(v[i].mac, p->mac, 6);
 			v[i].mtu = 1500;
 		}
+		v[i].phys = (uint16_t)i;
+		v[i].vid = 0;
 		v[i].routed = p->app == FERRY_APP_ROUTE &&
 			      p->state != FERRY_PORT_FAILED;
+	}
+	rv->n_vlans = nlmirror_vlan_slots(r->nlm);
+	for (s = 0; s < rv->n_vlans; s++) {
+		struct route_port *vl = &rv->vlans[s];
+
+		if (nlmirror_route_port(r->nlm, (int)(ROUTE_VLAN_BASE + s),
+					vl) ||
+		    vl->phys >= (unsigned)r->reg->n) {
+			memset(vl, 0, sizeof(*vl)); /* a free slot */
+			continue;
+		}
+		vl->routed = v[vl->phys].routed;
 	}
 }
 
@@ -210,11 +236,37 @@ static void local_sync(struct ferry_router *r)
 	free(ls);
 }
 
+static void vrf_name(struct ferry_router *r, unsigned t, char *s, size_t n);
+
+/* A route port enslaved to a VRF stays on path xsk (kpath.h): told to
+ * the kernel path, which decides again when that changed. */
+static void vrf_paths(struct ferry_router *r)
+{
+	bool changed = false;
+	int i;
+
+	for (i = 0; i < r->reg->n; i++) {
+		char vrf[FERRY_NAME_MAX] = "";
+
+		if (r->ports[i].table)
+			vrf_name(r, r->ports[i].table, vrf, sizeof(vrf));
+		if (r->ports[i].table && !vrf[0])
+			snprintf(vrf, sizeof(vrf), "?");
+		changed |= ferry_kpath_route_vrf(r->kpath, r->reg->v[i], vrf);
+	}
+	if (changed)
+		ferry_kpath_route_apply(r->kpath);
+}
+
 void ferry_router_ports_changed(struct ferry_router *r)
 {
-	struct route_port v[FERRY_MAX_PORTS];
+	struct route_view *v = malloc(sizeof(*v));
 	int wi, i;
 
+	if (!v) {
+		log_err("route: out of memory for the ports' view");
+		return;
+	}
 	nlmirror_ports_changed(r->nlm);
 	ports_view(r, v);
 	for (wi = 0; wi < r->workers->n; wi++)
@@ -245,8 +297,14 @@ void ferry_router_ports_changed(struct ferry_router *r)
 		if (r->wk[wi])
 			fib_reader_offline(r->ctx.fib, r->wk[wi]->fib_slot);
 	pause_all(r->workers, true);
-	memcpy(r->ports, v, sizeof(v));
+	memcpy(r->ports, v->ports, sizeof(r->ports));
+	memcpy(r->vlans, v->vlans, sizeof(r->vlans));
+	/* a (port, VID) twice cannot come from the kernel; if it did, the
+	 * map says so and tagged frames are unknown rather than misrouted */
+	if (route_vlan_map_build(&r->vmap, r->vlans, v->n_vlans))
+		log_warn("route: the VLAN map cannot hold the VLANs");
 	r->ctx.n_ports = (unsigned)r->reg->n;
+	r->ctx.n_vlans = v->n_vlans;
 	for (wi = 0; wi < r->workers->n; wi++) {
 		struct ferry_route_wk *k = r->wk[wi];
 
@@ -271,7 +329,9 @@ void ferry_router_ports_changed(struct ferry_router *r)
 		}
 	}
 	pause_all(r->workers, false);
+	free(v);
 	local_sync(r);
+	vrf_paths(r);
 }
 
 struct ferry_router *ferry_router_create(struct ferry_ports *ports,
@@ -299,6 +359,8 @@ struct ferry_router *ferry_router_create(struct ferry_ports *ports,
 	}
 	r->ctx.fib = fib_dp(r->fib);
 	r->ctx.ports = r->ports;
+	r->ctx.vlans = r->vlans;
+	r->ctx.vmap = &r->vmap;
 	np.fib = r->fib;
 	np.port_of = port_of;
 	np.arg = r;
@@ -344,10 +406,17 @@ int ferry_router_fd(const struct ferry_router *r)
 
 static bool view_differs(struct ferry_router *r)
 {
-	struct route_port v[FERRY_MAX_PORTS];
+	struct route_view *v = malloc(sizeof(*v));
+	bool d;
 
+	if (!v)
+		return true;
 	ports_view(r, v);
-	return memcmp(v, r->ports, sizeof(v)) != 0;
+	d = memcmp(v->ports, r->ports, sizeof(r->ports)) ||
+	    v->n_vlans != r->ctx.n_vlans ||
+	    memcmp(v->vlans, r->vlans, sizeof(r->vlans));
+	free(v);
+	return d;
 }
 
 void ferry_router_process(struct ferry_router *r)
@@ -492,9 +561,64 @@ static void mac_str(const uint8_t *m, char *s, size_t n)
 		 m[4], m[5]);
 }
 
+/* ---------------------------------------------------------- links */
+
+/* A link by ifindex, else by VRF table, else by route interface. */
+struct link_find {
+	int ifindex, port;
+	uint32_t vrf_table;
+	struct nlmirror_link l;
+	bool found;
+};
+
+static int link_find_cb(void *arg, const struct nlmirror_link *l)
+{
+	struct link_find *lf = arg;
+
+	if (lf->ifindex	    ? l->ifindex != lf->ifindex
+	    : lf->vrf_table ? l->kind != NLMIRROR_LINK_VRF ||
+				      l->vrf_table != lf->vrf_table
+			    : l->port != lf->port)
+		return 0;
+	lf->l = *l;
+	lf->found = true;
+	return 1;
+}
+
+static bool link_find(struct ferry_router *r, struct link_find *lf)
+{
+	lf->found = false;
+	nlmirror_walk_links(r->nlm, link_find_cb, lf);
+	return lf->found;
+}
+
+/* The name of route interface port: a ferry port's, or its VLAN link's. */
+static void rif_name(struct ferry_router *r, unsigned port, char *s, size_t n)
+{
+	struct link_find lf = {.port = (int)port};
+
+	if (port < (unsigned)r->reg->n)
+		snprintf(s, n, "%s", r->reg->v[port]->name);
+	else if (port >= ROUTE_VLAN_BASE && link_find(r, &lf))
+		snprintf(s, n, "%s", lf.l.name);
+	else
+		snprintf(s, n, "-");
+}
+
+/* The VRF device of FIB table t, into s ("" for the main table). */
+static void vrf_name(struct ferry_router *r, unsigned t, char *s, size_t n)
+{
+	struct link_find lf = {.vrf_table = nlmirror_table_id(r->nlm, t)};
+
+	s[0] = 0;
+	if (lf.vrf_table && link_find(r, &lf))
+		snprintf(s, n, "%s", lf.l.name);
+}
+
 struct fib_walk_arg {
 	struct ferry_router *r;
 	json_t *a;
+	unsigned table;
 	int family;
 	bool filter;
 	uint8_t prefix[16];
@@ -546,10 +670,8 @@ static void nh_json(struct ferry_router *r, json_t *o, uint32_t nh)
 	if (fib_nh_get(r->fib, members[0], &info))
 		return;
 	json_object_set_new(o, "via", json_string(via));
-	json_object_set_new(o, "port",
-			    json_string(info.port < (unsigned)r->reg->n
-						? r->reg->v[info.port]->name
-						: "-"));
+	rif_name(r, info.port, s, sizeof(s));
+	json_object_set_new(o, "port", json_string(s));
 	if (info.flags & FIB_NH_F_NEIGH) {
 		mac_str(info.mac, s, sizeof(s));
 		json_object_set_new(o, "mac", json_string(s));
@@ -584,6 +706,15 @@ static int fib_walk_cb(void *arg, const uint8_t prefix[16], unsigned len,
 	snprintf(a, sizeof(a), "%s/%u", s, len);
 	o = json_object();
 	json_object_set_new(o, "prefix", json_string(a));
+	if (wa->table) {
+		char vrf[FERRY_NAME_MAX];
+
+		json_object_set_new(
+			o, "table",
+			json_integer(nlmirror_table_id(wa->r->nlm, wa->table)));
+		vrf_name(wa->r, wa->table, vrf, sizeof(vrf));
+		json_object_set_new(o, "vrf", json_string(vrf));
+	}
 	json_object_set_new(o, "nh", json_integer(nh));
 	nh_json(wa->r, o, nh);
 	json_array_append_new(wa->a, o);
@@ -624,21 +755,24 @@ json_t *ferry_router_fib_show(struct ferry_router *r, const char *prefix,
 			      struct ferry_err *msg)
 {
 	struct fib_walk_arg wa = {.r = r};
-	int fam;
+	int fam, want = 0;
 
 	if (prefix) {
 		if (ferry_route_prefix_parse(prefix, &wa.family, wa.prefix,
 					     &wa.len, msg))
 			return NULL;
 		wa.filter = true;
+		want = wa.family;
 	}
 	wa.a = json_array();
-	for (fam = 4; fam <= 6; fam += 2) {
-		if (wa.filter && fam != wa.family)
-			continue;
-		wa.family = fam;
-		fib_walk(r->fib, fam, fib_walk_cb, &wa);
-	}
+	/* the main table first, as before VRFs; then each VRF's */
+	for (wa.table = 0; wa.table < FIB_TABLES; wa.table++)
+		for (fam = 4; fam <= 6; fam += 2) {
+			if (wa.filter && fam != want)
+				continue;
+			wa.family = fam;
+			fib_walk_in(r->fib, wa.table, fam, fib_walk_cb, &wa);
+		}
 	return wa.a;
 }
 
@@ -685,6 +819,13 @@ static int neigh_cb(void *arg, const struct nlmirror_neigh *n)
 		if (na->r->reg->v[i]->ifindex == n->ifindex)
 			snprintf(ifn, sizeof(ifn), "%s",
 				 na->r->reg->v[i]->name);
+	if (ifn[0] == '?') {
+		struct link_find lf = {.ifindex = n->ifindex};
+
+		/* a VLAN the mirror follows: its own name */
+		if (link_find(na->r, &lf) && lf.l.port >= (int)ROUTE_VLAN_BASE)
+			snprintf(ifn, sizeof(ifn), "%s", lf.l.name);
+	}
 	json_object_set_new(o, "address", json_string(a));
 	json_object_set_new(o, "mac", json_string(m));
 	json_object_set_new(o, "port", json_string(ifn));
@@ -703,6 +844,53 @@ json_t *ferry_router_neigh_show(struct ferry_router *r)
 	return na.a;
 }
 
+struct vlans_arg {
+	struct ferry_router *r;
+	int port; /* the parent's index */
+	json_t *a;
+};
+
+static int vlans_cb(void *arg, const struct nlmirror_link *l)
+{
+	struct vlans_arg *va = arg;
+	struct route_port rp;
+	char vrf[FERRY_NAME_MAX];
+	json_t *o;
+
+	if (l->kind != NLMIRROR_LINK_VLAN || l->port < (int)ROUTE_VLAN_BASE ||
+	    nlmirror_route_port(va->r->nlm, l->port, &rp) ||
+	    rp.phys != va->port)
+		return 0;
+	o = json_object();
+	json_object_set_new(o, "name", json_string(l->name));
+	json_object_set_new(o, "ifindex", json_integer(l->ifindex));
+	json_object_set_new(o, "vid", json_integer(l->vid));
+	json_object_set_new(o, "mtu", json_integer(rp.mtu));
+	json_object_set_new(o, "up", json_boolean(l->up));
+	vrf_name(va->r, rp.table, vrf, sizeof(vrf));
+	json_object_set_new(o, "vrf", json_string(vrf));
+	json_object_set_new(
+		o, "table",
+		json_integer(rp.table ? nlmirror_table_id(va->r->nlm, rp.table)
+				      : 254 /* RT_TABLE_MAIN */));
+	json_array_append_new(va->a, o);
+	return 0;
+}
+
+void ferry_router_port_view(struct ferry_router *r, const struct ferry_port *p,
+			    json_t *o)
+{
+	struct vlans_arg va = {.r = r, .port = -1, .a = json_array()};
+	int i;
+
+	for (i = 0; i < r->reg->n; i++)
+		if (r->reg->v[i] == p)
+			va.port = i;
+	if (va.port >= 0)
+		nlmirror_walk_links(r->nlm, vlans_cb, &va);
+	json_object_set_new(o, "vlans", va.a);
+}
+
 void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p)
 {
 	uint32_t q;
@@ -714,8 +902,14 @@ void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p)
 			if (r->wk[wi]->out[i] && r->wk[wi]->out[i]->port == p)
 				r->wk[wi]->out[i] = NULL;
 	for (i = 0; i < r->reg->n; i++)
-		if (r->reg->v[i] == p)
+		if (r->reg->v[i] == p) {
+			unsigned s;
+
 			r->ports[i].routed = 0;
+			for (s = 0; s < r->ctx.n_vlans; s++)
+				if (r->vlans[s].phys == i)
+					r->vlans[s].routed = 0;
+		}
 	for (q = 0; q < p->n_queues; q++)
 		p->pq[q].rw = NULL;
 	pause_all(r->workers, false);

@@ -44,6 +44,11 @@ void ferry_router_tick(struct ferry_router *r);
  */
 void ferry_router_ports_changed(struct ferry_router *r);
 
+/* `port show`: "vlans", the VLAN sub-interfaces of p the router follows
+ * (name, ifindex, vid, mtu, up, vrf, table). */
+void ferry_router_port_view(struct ferry_router *r, const struct ferry_port *p,
+			    json_t *o);
+
 /* p is about to go: no worker table points at its queues any more. */
 void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p);
 

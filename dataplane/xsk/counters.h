@@ -41,7 +41,8 @@
 	X(mtu_exceeded) /* frame longer than the egress port's MTU allows */   \
 	X(chain_bad)	/* multi-buffer frame with a bad descriptor: whole */  \
 	X(chain_too_long)    /* more descriptors than a frame may have */      \
-	X(chain_unsupported) /* multi-buffer frame, egress takes no chains */
+	X(chain_unsupported) /* multi-buffer frame, egress takes no chains */  \
+	X(no_headroom)	     /* a VLAN tag to push, no room before the frame */
 
 /* Per worker, written by the worker thread. */
 #define FERRY_WORKER_COUNTERS(X)                                               \

@@ -402,6 +402,19 @@ static void test_exceptions(void **state)
 	in[24] = (uint8_t)(csum16(in + 14, 24) >> 8);
 	in[25] = (uint8_t)csum16(in + 14, 24);
 	expect_worker(e, in, n, offsetof(struct ferry_fib_ctr, not_plain));
+	/* 802.1Q tagged (VLAN 100), and an 802.1ad outer tag: the worker's,
+	 * counted as vlan */
+	n = frame4(in, "10.9.0.2", 64, 100);
+	memmove(in + 16, in + 12, n - 12);
+	in[12] = 0x81;
+	in[13] = 0x00;
+	in[14] = 0x00;
+	in[15] = 100;
+	n += 4;
+	expect_worker(e, in, n, offsetof(struct ferry_fib_ctr, vlan));
+	in[12] = 0x88;
+	in[13] = 0xa8;
+	expect_worker(e, in, n, offsetof(struct ferry_fib_ctr, vlan));
 	/* over the egress MTU: the helper's check, the ICMP error a worker's */
 	assert_int_equal(sh("ip link set fxa mtu 1280"), 0);
 	n = frame4(in, "10.9.0.2", 64, 1400);

@@ -89,7 +89,7 @@ assert_eq "p0 fib fwd_disabled" 0 "$(fstat p0 fwd_disabled)"
 prom=$(tb_ctlj dut metrics | jq -r .data)
 assert_eq "metrics: p0 fib fwd" "$(fstat p0 fwd)" \
 	"$(awk '$1 == "ferry_kpath_fib_total{port=\"p0\",reason=\"fwd\"}" { print $2 }' <<<"$prom")"
-assert_eq "metrics: p0 fib reasons" 8 "$(grep -c '^ferry_kpath_fib_total{port="p0",' <<<"$prom")"
+assert_eq "metrics: p0 fib reasons" 9 "$(grep -c '^ferry_kpath_fib_total{port="p0",' <<<"$prom")"
 # every frame p0 redirected left by p1, and the other way round
 assert_eq "p0 kernel rx = p1 kernel tx" "$(tb_kstat dut p0 rx_packets)" "$(tb_kstat dut p1 tx_packets)"
 assert_eq "p1 kernel rx = p0 kernel tx" "$(tb_kstat dut p1 rx_packets)" "$(tb_kstat dut p0 tx_packets)"

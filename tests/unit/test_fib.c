@@ -687,6 +687,88 @@ static void test_csum_ttl(void **state)
 	}
 }
 
+/*
+ * Tables (VRFs): the same prefixes in the main table and in table 3 lead
+ * to their own next hops; a table not open has no routes and refuses
+ * adds; a group retired from table 3 goes back to table 3's pool (one
+ * group there) after the readers' grace period, not to the main table's.
+ */
+static int count_cb(void *arg, const uint8_t prefix[16], unsigned len,
+		    uint32_t nh)
+{
+	(void)prefix;
+	(void)len;
+	(void)nh;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+static void test_tables(void **state)
+{
+	struct fib_params p = {.vrf_v4_groups = 1, .vrf_v6_groups = 8};
+	struct fib *f = fib_create(&p);
+	struct fib_nh_info in = {.port = 1};
+	const struct fib_dp *dp;
+	uint8_t a6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1};
+	unsigned n = 0;
+	int nh1, nh3, rd;
+
+	(void)state;
+	assert_non_null(f);
+	dp = fib_dp(f);
+	nh1 = fib_nh_alloc(f, &in);
+	in.port = 3;
+	nh3 = fib_nh_alloc(f, &in);
+	rd = fib_reader_register(f);
+	assert_true(fib_table_is_open(f, 0));
+	assert_false(fib_table_is_open(f, 3));
+	assert_int_equal(fib4_add_in(f, 3, 0x0a000000, 8, (uint32_t)nh3),
+			 -ENOENT);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0a010203), FIB_NH_NONE);
+	assert_int_equal(fib_table_open(f, FIB_TABLES), -EINVAL);
+	assert_int_equal(fib_table_open(f, 3), 0);
+	assert_int_equal(fib_table_open(f, 3), 0);
+	assert_true(fib_table_is_open(f, 3));
+
+	assert_int_equal(fib4_add(f, 0x0a000000, 8, (uint32_t)nh1), 0);
+	assert_int_equal(fib4_add_in(f, 3, 0x0a000000, 8, (uint32_t)nh3), 0);
+	assert_int_equal(fib6_add(f, a6, 48, (uint32_t)nh1), 0);
+	assert_int_equal(fib6_add_in(f, 3, a6, 48, (uint32_t)nh3), 0);
+	assert_int_equal(fib4_lookup(dp, 0x0a010203), nh1);
+	assert_int_equal(fib4_lookup_in(dp, 0, 0x0a010203), nh1);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0a010203), nh3);
+	assert_int_equal(fib6_lookup_in(dp, 0, a6), nh1);
+	assert_int_equal(fib6_lookup_in(dp, 3, a6), nh3);
+	assert_int_equal(fib4_lookup_in(dp, 2, 0x0a010203), FIB_NH_NONE);
+	assert_int_equal(fib4_get_in(f, 3, 0x0a000000, 8), nh3);
+	assert_non_null(fib_route_tag_in(f, 3, 6, a6, 48));
+	fib_walk_in(f, 3, 4, count_cb, &n);
+	fib_walk_in(f, 3, 6, count_cb, &n);
+	assert_int_equal(n, 2);
+
+	/* table 3's only v4 group: a /25 takes it, a second is refused */
+	assert_int_equal(fib4_add_in(f, 3, 0x0b000080, 25, (uint32_t)nh3), 0);
+	assert_int_equal(fib4_add_in(f, 3, 0x0c000080, 25, (uint32_t)nh3),
+			 -ENOSPC);
+	assert_int_equal(fib4_add(f, 0x0c000080, 25, (uint32_t)nh1), 0);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0b000081), nh3);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0c000081), FIB_NH_NONE);
+	assert_int_equal(fib4_del_in(f, 3, 0x0b000080, 25), 0);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0b000081), FIB_NH_NONE);
+	/* not before the reader passed a quiescent state */
+	assert_int_equal(fib4_add_in(f, 3, 0x0c000080, 25, (uint32_t)nh3),
+			 -ENOSPC);
+	fib_quiescent(dp, rd);
+	assert_int_equal(fib4_add_in(f, 3, 0x0c000080, 25, (uint32_t)nh3), 0);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0c000081), nh3);
+	assert_int_equal(fib4_lookup(dp, 0x0c000081), nh1);
+	assert_int_equal(fib4_del_in(f, 3, 0x0a000000, 8), 0);
+	assert_int_equal(fib4_lookup_in(dp, 3, 0x0a010203), FIB_NH_NONE);
+	assert_int_equal(fib4_lookup(dp, 0x0a010203), nh1);
+	fib_reader_unregister(f, rd);
+	fib_destroy(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -699,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_grace_period),
 		cmocka_unit_test(test_concurrent_updates),
 		cmocka_unit_test(test_csum_ttl),
+		cmocka_unit_test(test_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,6 +496,302 @@ static void test_names(void **state)
 	assert_string_equal(route_reason_names[ROUTE_R_no_neigh], "no_neigh");
 }
 
+/* ---- VLANs and VRFs ---- */
+
+/*
+ * Two ferry ports, each with VLANs 100 (VRF table 1) and 200 (table 2),
+ * whose addresses overlap: 10.2.0.0/24 is behind VLAN 100 of port 1 in
+ * table 1, behind VLAN 200 of port 1 in table 2, and behind port 1
+ * untagged in the main table.
+ */
+struct venv {
+	struct fib *fib;
+	struct route_port ports[2], vlans[4];
+	struct route_vlan_map vmap;
+	struct route_ctx ctx;
+	struct route_counters c;
+};
+
+static const uint8_t mac_b100[6] = {2, 0, 0, 0, 0x10, 0x01};
+static const uint8_t mac_b200[6] = {2, 0, 0, 0, 0x20, 0x01};
+static const uint8_t mac_main[6] = {2, 0, 0, 0, 0x30, 0x01};
+
+static uint32_t vnh(struct venv *e, unsigned port, const uint8_t *mac)
+{
+	struct fib_nh_info in = {.port = (uint16_t)port,
+				 .flags = FIB_NH_F_NEIGH};
+	int id;
+
+	memcpy(in.mac, mac, 6);
+	id = fib_nh_alloc(e->fib, &in);
+	assert_true(id > 0);
+	return (uint32_t)id;
+}
+
+static int vsetup(void **state)
+{
+	struct venv *e = calloc(1, sizeof(*e));
+	unsigned i;
+
+	e->fib = fib_create(NULL);
+	assert_non_null(e->fib);
+	for (i = 0; i < 2; i++) {
+		e->ports[i] = (struct route_port){.routed = 1, .mtu = 1500};
+		memcpy(e->ports[i].mac,
+		       (uint8_t[6]){2, 0, 0, 0xaa, 0, (uint8_t)i}, 6);
+		e->ports[i].ip4 = 0x0a090001 + (i << 8);
+	}
+	for (i = 0; i < 4; i++) {
+		struct route_port *v = &e->vlans[i];
+
+		*v = e->ports[i / 2];
+		v->phys = (uint16_t)(i / 2);
+		v->vid = i % 2 ? 200 : 100;
+		v->table = (uint8_t)(i % 2 ? 2 : 1);
+		v->mtu = 1400;
+		v->ip4 = i / 2 ? 0x0a020001 : 0x0a010001; /* the same in both */
+	}
+	assert_int_equal(route_vlan_map_build(&e->vmap, e->vlans, 4), 0);
+	assert_int_equal(fib_table_open(e->fib, 1), 0);
+	assert_int_equal(fib_table_open(e->fib, 2), 0);
+	assert_int_equal(fib4_add_in(e->fib, 1, 0x0a020000, 24,
+				     vnh(e, ROUTE_VLAN_BASE + 2, mac_b100)),
+			 0);
+	assert_int_equal(fib4_add_in(e->fib, 2, 0x0a020000, 24,
+				     vnh(e, ROUTE_VLAN_BASE + 3, mac_b200)),
+			 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a020000, 24, vnh(e, 1, mac_main)),
+			 0);
+	/* pop: table 1's 10.3/24 leaves untagged; push: main's 10.4/24
+	 * leaves on VLAN 200 of port 1 */
+	assert_int_equal(
+		fib4_add_in(e->fib, 1, 0x0a030000, 24, vnh(e, 1, mac_main)), 0);
+	assert_int_equal(fib4_add(e->fib, 0x0a040000, 24,
+				  vnh(e, ROUTE_VLAN_BASE + 3, mac_b200)),
+			 0);
+	e->ctx = (struct route_ctx){.fib = fib_dp(e->fib),
+				    .ports = e->ports,
+				    .n_ports = 2,
+				    .vlans = e->vlans,
+				    .n_vlans = 4,
+				    .vmap = &e->vmap};
+	*state = e;
+	return 0;
+}
+
+static int vteardown(void **state)
+{
+	struct venv *e = *state;
+
+	fib_destroy(e->fib);
+	free(e);
+	return 0;
+}
+
+/* frame4's frame at f, with an 802.1Q tag of vid (tpid: its TPID). */
+static size_t frame4_tagged(uint8_t *f, uint16_t tpid, uint16_t vid,
+			    uint32_t dst, uint8_t ttl)
+{
+	size_t len = frame4(f, 0x0a010002, dst, ttl, 17, 100, 1);
+
+	memmove(f + 16, f + 12, len - 12);
+	f[12] = (uint8_t)(tpid >> 8);
+	f[13] = (uint8_t)tpid;
+	f[14] = (uint8_t)(0x20 | vid >> 8); /* priority 1 */
+	f[15] = (uint8_t)vid;
+	return len + 4;
+}
+
+static enum route_verdict vrun(struct venv *e, uint8_t *f, size_t len,
+			       unsigned in, struct route_result *r,
+			       enum route_reason want)
+{
+	uint64_t before = e->c.n[want];
+	enum route_verdict v =
+		route_frame(&e->ctx, f, len, in, 0, out, sizeof(out), r, &e->c);
+
+	if (r->reason != want)
+		fail_msg("reason: want %s, got %s", route_reason_names[want],
+			 route_reason_names[r->reason]);
+	assert_int_equal(e->c.n[want], before + 1);
+	return v;
+}
+
+/* The same destination in each VLAN goes to its own VRF's next hop and
+ * leaves with its own VLAN's tag; untagged, the main table's. */
+static void test_vlan_vrf(void **state)
+{
+	struct venv *e = *state;
+	struct route_result r;
+	uint8_t *f = buf + 64;
+	size_t len;
+
+	len = frame4_tagged(f, 0x8100, 100, 0x0a020002, 64);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.in_if, ROUTE_VLAN_BASE + 0);
+	assert_int_equal(r.out_if, ROUTE_VLAN_BASE + 2);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(r.shift, 0);
+	assert_memory_equal(f, mac_b100, 6);
+	assert_memory_equal(f + 6, e->vlans[2].mac, 6);
+	assert_int_equal(f[12] << 8 | f[13], 0x8100);
+	assert_int_equal((f[14] << 8 | f[15]) & 0xfff, 100);
+	assert_int_equal(f[14] >> 5, 1); /* the priority kept */
+	assert_int_equal(f[16] << 8 | f[17], 0x0800);
+	assert_int_equal(f[18 + 8], 63);
+	assert_int_equal(csum_partial(f + 18, 20, 0), 0xffff);
+
+	len = frame4_tagged(f, 0x8100, 200, 0x0a020002, 64);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.out_if, ROUTE_VLAN_BASE + 3);
+	assert_memory_equal(f, mac_b200, 6);
+	assert_int_equal((f[14] << 8 | f[15]) & 0xfff, 200);
+
+	len = frame4(f, 0x0a010002, 0x0a020002, 64, 17, 100, 1);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.in_if, 0);
+	assert_int_equal(r.out_if, 1);
+	assert_int_equal(r.shift, 0);
+	assert_memory_equal(f, mac_main, 6);
+	assert_int_equal(f[12] << 8 | f[13], 0x0800);
+
+	/* not in table 2: 10.3/24 is table 1's only */
+	len = frame4_tagged(f, 0x8100, 200, 0x0a030002, 64);
+	vrun(e, f, len, 0, &r, ROUTE_R_no_route);
+}
+
+/* Tagged in, untagged out: popped; untagged in, tagged out: pushed into
+ * the headroom. The IP packet is the same bytes but for TTL and sum. */
+static void test_vlan_pop_push(void **state)
+{
+	struct venv *e = *state;
+	struct route_result r;
+	uint8_t *f = buf + 64, ip[100];
+	size_t len;
+
+	len = frame4_tagged(f, 0x8100, 100, 0x0a030002, 64);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.shift, 4);
+	assert_int_equal(r.port, 1);
+	assert_memory_equal(f + 4, mac_main, 6);
+	assert_memory_equal(f + 4 + 6, e->ports[1].mac, 6);
+	assert_int_equal(f[4 + 12] << 8 | f[4 + 13], 0x0800);
+	assert_int_equal(f[4 + 14 + 8], 63);
+	assert_int_equal(csum_partial(f + 4 + 14, 20, 0), 0xffff);
+
+	len = frame4(f, 0x0a010002, 0x0a040002, 64, 17, 100, 1);
+	memcpy(ip, f + 14, 100);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_routed), ROUTE_FWD);
+	assert_int_equal(r.shift, -4);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(r.out_if, ROUTE_VLAN_BASE + 3);
+	assert_memory_equal(f - 4, mac_b200, 6);
+	assert_int_equal(f[-4 + 12] << 8 | f[-4 + 13], 0x8100);
+	assert_int_equal(f[-4 + 14] << 8 | f[-4 + 15], 200);
+	assert_int_equal(f[-4 + 16] << 8 | f[-4 + 17], 0x0800);
+	ip[8]--; /* what the router changes: TTL and the header sum */
+	memcpy(ip + 10, f + 14 + 10, 2);
+	assert_memory_equal(f + 14, ip, 100);
+}
+
+/* The pure retag: pop then push gives the frame back. */
+static void test_vlan_retag(void **state)
+{
+	uint8_t b[128], ref[128], *f = b + 8;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 7 + 1);
+	f[12] = 0x81;
+	f[13] = 0;
+	f[14] = 0xa0; /* priority 5, VID 0x064 */
+	f[15] = 0x64;
+	memcpy(ref, b, sizeof(b));
+	assert_int_equal(route_l2_retag(f, 100, 1, 300), 0);
+	assert_int_equal((f[14] << 8 | f[15]), 0xa000 | 300);
+	assert_int_equal(route_l2_retag(f, 100, 1, 0), 4);
+	assert_memory_equal(f + 4, ref + 8, 12);
+	assert_memory_equal(f + 16, ref + 8 + 16, 84);
+	assert_int_equal(route_l2_retag(f + 4, 96, 0, 100), -4);
+	assert_memory_equal(f, ref + 8, 14);
+	assert_int_equal(f[14] << 8 | f[15], 100);
+	assert_memory_equal(f + 16, ref + 8 + 16, 84);
+	assert_int_equal(route_l2_retag(f, 100, 0, 0), 0);
+}
+
+/* Unknown VIDs, 802.1ad and stacked tags are dropped by name; an ICMP
+ * error on a VLAN goes back tagged, from that VLAN's address. */
+static void test_vlan_exceptions(void **state)
+{
+	struct venv *e = *state;
+	struct route_result r;
+	uint8_t *f = buf + 64, *ip;
+	size_t len;
+
+	len = frame4_tagged(f, 0x8100, 300, 0x0a020002, 64);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_vlan_unknown),
+			 ROUTE_DROP);
+	len = frame4_tagged(f, 0x88a8, 100, 0x0a020002, 64);
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_vlan_qinq), ROUTE_DROP);
+	len = frame4_tagged(f, 0x8100, 100, 0x0a020002, 64);
+	f[16] = 0x81; /* a second tag inside */
+	f[17] = 0;
+	assert_int_equal(vrun(e, f, len, 0, &r, ROUTE_R_vlan_qinq), ROUTE_DROP);
+	assert_int_equal(vrun(e, f, 15, 0, &r, ROUTE_R_malformed), ROUTE_DROP);
+
+	len = frame4_tagged(f, 0x8100, 200, 0x0a020002, 1);
+	assert_int_equal(vrun(e, f, len, 1, &r, ROUTE_R_ttl_exceeded),
+			 ROUTE_REPLY);
+	assert_int_equal(r.port, 1);
+	assert_int_equal(r.in_if, ROUTE_VLAN_BASE + 3);
+	assert_int_equal(out[12] << 8 | out[13], 0x8100);
+	assert_int_equal(out[14] << 8 | out[15], 200);
+	assert_int_equal(out[16] << 8 | out[17], 0x0800);
+	ip = out + 18;
+	assert_int_equal(r.len, 18 + (ip[2] << 8 | ip[3]));
+	assert_int_equal(be32_at(ip + 12), e->vlans[3].ip4);
+	assert_memory_equal(ip + 20 + 8, f + 18, 28); /* the quoted header */
+
+	/* over the VLAN's MTU (1400), not the port's */
+	len = frame4_tagged(f, 0x8100, 100, 0x0a020002, 64);
+	f[18 + 2] = 0x05; /* tot 1420 > 1400, in a frame as long */
+	f[18 + 3] = 0x8c;
+	memset(f + len, 0, 1420 + 18 - len);
+	f[18 + 10] = f[18 + 11] = 0;
+	{
+		uint16_t c = ip4_csum_full(f + 18, 20);
+
+		f[18 + 10] = (uint8_t)(c >> 8);
+		f[18 + 11] = (uint8_t)c;
+	}
+	assert_int_equal(vrun(e, f, 1420 + 18, 0, &r, ROUTE_R_frag_needed),
+			 ROUTE_REPLY);
+	assert_int_equal(out[18 + 20 + 6] << 8 | out[18 + 20 + 7], 1400);
+}
+
+/* The map: a (port, VID) twice is refused, past the limit too. */
+static void test_vlan_map(void **state)
+{
+	static struct route_port v[ROUTE_VLAN_MAX + 1];
+	struct route_vlan_map m;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i <= ROUTE_VLAN_MAX; i++) {
+		v[i].phys = (uint16_t)(i % 3);
+		v[i].vid = (uint16_t)(1 + i);
+	}
+	assert_int_equal(route_vlan_map_build(&m, v, ROUTE_VLAN_MAX), 0);
+	for (i = 0; i < ROUTE_VLAN_MAX; i++)
+		assert_int_equal(route_vlan_find(&m, i % 3, 1 + i), (int)i);
+	assert_int_equal(route_vlan_find(&m, 1, 1), -1);
+	assert_int_equal(route_vlan_map_build(&m, v, ROUTE_VLAN_MAX + 1),
+			 -ENOSPC);
+	v[1] = v[0];
+	assert_int_equal(route_vlan_map_build(&m, v, 2), -EEXIST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +802,14 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_names),
 	};
+	const struct CMUnitTest vtests[] = {
+		cmocka_unit_test(test_vlan_vrf),
+		cmocka_unit_test(test_vlan_pop_push),
+		cmocka_unit_test(test_vlan_retag),
+		cmocka_unit_test(test_vlan_exceptions),
+		cmocka_unit_test(test_vlan_map),
+	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, teardown) |
+	       cmocka_run_group_tests(vtests, vsetup, vteardown);
 }

@@ -19,6 +19,9 @@
 
 #include "capture.h"
 #include "fake_xsk.h"
+#include "fib.h"
+#include "route.h"
+#include "route_rx.h"
 
 #define RING	 FAKE_RING
 #define FRAMES	 256
@@ -569,6 +572,169 @@ static void test_txgen_chains(void **state)
 	assert_int_equal(frames_accounted(r), FRAMES);
 }
 
+/*
+ * The route app on the worker, 802.1Q: a tagged frame retagged in place
+ * (VLAN 100 of pa to VLAN 200 of pb, same VRF), one popped (to pb
+ * untagged: the descriptor 4 bytes further on, 4 shorter) and one pushed
+ * (untagged in, to VLAN 200: 4 bytes into the headroom, 4 longer), each
+ * out of pb's TX ring; an 802.1ad frame dropped and counted.
+ */
+static uint8_t *route_rx_frame(struct rig *r, const uint8_t *f, size_t len,
+			       uint64_t *addr)
+{
+	struct xdp_desc *d;
+
+	assert_int_equal(fake_kernel_rx(&r->a, 1, (uint32_t)len), 1);
+	d = &r->a.rx.desc[(r->a.rx.producer - 1) & (RING - 1)];
+	memcpy(r->u->area + d->addr, f, len);
+	*addr = d->addr;
+	return r->u->area + d->addr;
+}
+
+static size_t route_frame4(uint8_t *f, int vid, uint8_t dst3)
+{
+	uint8_t *ip;
+	unsigned l2 = vid ? 18 : 14;
+	uint32_t sum = 0;
+	unsigned i;
+
+	memset(f, 0, 128);
+	memcpy(f, (uint8_t[6]){2, 0, 0, 0xaa, 0, 0}, 6);
+	memcpy(f + 6, (uint8_t[6]){2, 0, 0, 0, 0, 0x99}, 6);
+	if (vid) {
+		f[12] = 0x81;
+		f[14] = (uint8_t)(vid >> 8);
+		f[15] = (uint8_t)vid;
+	}
+	f[l2 - 2] = 0x08;
+	ip = f + l2;
+	ip[0] = 0x45;
+	ip[3] = 84;
+	ip[8] = 64;
+	ip[9] = 1;
+	memcpy(ip + 12, (uint8_t[4]){10, 1, 0, 2}, 4);
+	memcpy(ip + 16, (uint8_t[4]){10, dst3, 0, 2}, 4);
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
+	return l2 + 84;
+}
+
+static void test_route_vlan(void **state)
+{
+	static const uint8_t nbr[6] = {2, 0, 0, 0, 0x20, 2};
+	struct rig *r = *state;
+	struct fib *fib = fib_create(NULL);
+	struct route_port ports[2] = {0}, vlans[2] = {0};
+	struct route_vlan_map vmap;
+	struct route_ctx ctx;
+	struct ferry_route_wk *k = aligned_alloc(64, sizeof(*k));
+	struct fib_nh_info in = {.port = ROUTE_VLAN_BASE + 1,
+				 .flags = FIB_NH_F_NEIGH};
+	uint8_t f[256], *data;
+	const struct xdp_desc *t;
+	uint64_t addr;
+	size_t len;
+	unsigned i;
+	int nh_v200, nh_pb;
+
+	assert_non_null(fib);
+	assert_non_null(k);
+	memcpy(in.mac, nbr, 6);
+	nh_v200 = fib_nh_alloc(fib, &in);
+	in.port = 1;
+	nh_pb = fib_nh_alloc(fib, &in);
+	assert_int_equal(fib_table_open(fib, 1), 0);
+	assert_int_equal(fib4_add_in(fib, 1, 0x0a020000, 16, (uint32_t)nh_v200),
+			 0);
+	assert_int_equal(fib4_add_in(fib, 1, 0x0a030000, 16, (uint32_t)nh_pb),
+			 0);
+	assert_int_equal(fib4_add(fib, 0x0a040000, 16, (uint32_t)nh_v200), 0);
+	for (i = 0; i < 2; i++) {
+		ports[i].routed = 1;
+		ports[i].mtu = 1500;
+		ports[i].phys = (uint16_t)i;
+		ports[i].mac[5] = (uint8_t)(0x10 + i);
+		vlans[i] = ports[i];
+		vlans[i].vid = i ? 200 : 100;
+		vlans[i].table = 1;
+	}
+	assert_int_equal(route_vlan_map_build(&vmap, vlans, 2), 0);
+	ctx = (struct route_ctx){.fib = fib_dp(fib),
+				 .ports = ports,
+				 .n_ports = 2,
+				 .vlans = vlans,
+				 .n_vlans = 2,
+				 .vmap = &vmap};
+	memset(k, 0, sizeof(*k));
+	k->ctx = &ctx;
+	k->fib_slot = fib_reader_register(fib);
+	k->out[0] = &r->pa;
+	k->out[1] = &r->pb;
+	r->pa.app = r->pb.app = FERRY_APP_ROUTE;
+	r->pa.rw = r->pb.rw = k;
+	r->pa.rport = 0;
+	r->pb.rport = 1;
+	ferry_worker_poll_once(r->w); /* the fill rings */
+
+	/* VLAN 100 -> VLAN 200: retagged where it is */
+	len = route_frame4(f, 100, 2);
+	data = route_rx_frame(r, f, len, &addr);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 1);
+	t = &r->b.tx.desc[0];
+	assert_int_equal(t->addr, addr);
+	assert_int_equal(t->len, len);
+	assert_memory_equal(data, nbr, 6);
+	assert_int_equal(data[12] << 8 | data[13], 0x8100);
+	assert_int_equal(data[14] << 8 | data[15], 200);
+	assert_int_equal(data[18 + 8], 63);
+
+	/* VLAN 100 -> pb untagged: popped */
+	len = route_frame4(f, 100, 3);
+	data = route_rx_frame(r, f, len, &addr);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 2);
+	t = &r->b.tx.desc[1];
+	assert_int_equal(t->addr, addr + 4);
+	assert_int_equal(t->len, len - 4);
+	assert_memory_equal(data + 4, nbr, 6);
+	assert_int_equal(data[4 + 12] << 8 | data[4 + 13], 0x0800);
+	assert_int_equal(data[4 + 14], 0x45);
+
+	/* untagged (main table) -> VLAN 200: pushed into the headroom */
+	len = route_frame4(f, 0, 4);
+	data = route_rx_frame(r, f, len, &addr);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 3);
+	t = &r->b.tx.desc[2];
+	assert_int_equal(t->addr, addr - 4);
+	assert_int_equal(t->len, len + 4);
+	assert_memory_equal(data - 4, nbr, 6);
+	assert_int_equal(data[-4 + 12] << 8 | data[-4 + 13], 0x8100);
+	assert_int_equal(data[-4 + 14] << 8 | data[-4 + 15], 200);
+	assert_int_equal(data[-4 + 16] << 8 | data[-4 + 17], 0x0800);
+
+	/* 802.1ad outer tag: dropped, counted */
+	len = route_frame4(f, 100, 2);
+	f[12] = 0x88;
+	f[13] = 0xa8;
+	route_rx_frame(r, f, len, &addr);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(r->b.tx.producer, 3);
+	assert_int_equal(k->c.n[ROUTE_R_vlan_qinq], 1);
+	assert_int_equal(k->c.n[ROUTE_R_routed], 3);
+
+	r->pa.app = r->pb.app = FERRY_APP_NONE;
+	r->pa.rw = r->pb.rw = NULL;
+	fib_reader_unregister(fib, k->fib_slot);
+	free(k);
+	fib_destroy(fib);
+}
+
 static void test_counter_names(void **state)
 {
 	static const char *const q[] = {
@@ -641,6 +807,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chain_reflect, rig_setup,
 						rig_teardown),
 		cmocka_unit_test_setup_teardown(test_txgen_chains, rig_setup,
+						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_route_vlan, rig_setup,
 						rig_teardown),
 		cmocka_unit_test(test_counter_names),
 	};

@@ -35,6 +35,9 @@ fi
 rm -rf "$TREE.tmp"
 mkdir -p "$TREE.tmp"
 dpkg-deb -x "$DEB" "$TREE.tmp"
+# the package has no modules.dep (its postinst makes it): the guest's
+# modprobe (8021q, vrf, veth for t_vm_route_vlan) needs one
+depmod -b "$TREE.tmp/usr" "$KVER"
 rm -rf "$TREE"
 mv "$TREE.tmp" "$TREE"
 touch "$TREE/.ok"
