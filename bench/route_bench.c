@@ -4,10 +4,12 @@
  * destinations, for callgrind (bench/route_cost.sh): instructions per
  * frame depend on the code only, not on this shared box's load.
  *
- *   route_bench FRAMES 4|6
+ *   route_bench FRAMES 4|6 [vlan]
  *
  * The FIB holds 100 000 random IPv4 /16-/24 routes or IPv6 /32-/48 ones,
- * all through one resolved next hop; every frame is forwarded.
+ * all through one resolved next hop; every frame is forwarded. With vlan
+ * the frames arrive tagged VID 100 (a VLAN sub-interface of port 0) and
+ * the next hop is VID 200 of port 1: the tag is rewritten in place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ static uint32_t rnd(void)
 
 #define N_ROUTES 100000
 #define N_TMPL	 4096
+#define FRAME	 64 /* untagged; tagged frames are 4 bytes longer */
 
 int main(int argc, char **argv)
 {
@@ -45,20 +48,33 @@ int main(int argc, char **argv)
 		 .ip4 = 0x0a000101,
 		 .has_ip6 = 1},
 	};
-	static uint8_t tmpl[N_TMPL][64], frame[64], out[ROUTE_REPLY_MAX];
+	struct route_port vlans[2] = {ports[0], ports[1]};
+	static uint8_t tmpl[N_TMPL][FRAME + 4], buf[4 + FRAME + 4],
+		out[ROUTE_REPLY_MAX];
+	static struct route_vlan_map vmap;
+	uint8_t *frame = buf + 4; /* headroom, as AF_XDP frames have */
 	struct route_counters c = {0};
 	struct route_result res;
 	struct route_ctx ctx;
 	unsigned long n, i;
 	struct fib *fib;
-	int fam, nh;
+	int fam, nh, vlan;
+	unsigned flen;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s FRAMES 4|6\n", argv[0]);
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "vlan"))) {
+		fprintf(stderr, "usage: %s FRAMES 4|6 [vlan]\n", argv[0]);
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 0);
 	fam = atoi(argv[2]);
+	vlan = argc == 4;
+	flen = FRAME + (vlan ? 4u : 0u);
+	vlans[0].phys = 0, vlans[0].vid = 100;
+	vlans[1].phys = 1, vlans[1].vid = 200;
+	if (route_vlan_map_build(&vmap, vlans, 2))
+		return 1;
+	if (vlan)
+		in.port = ROUTE_VLAN_BASE + 1;
 	fib = fib_create(&fp);
 	if (!fib)
 		return 1;
@@ -71,9 +87,13 @@ int main(int argc, char **argv)
 
 		for (j = 0; j < 16; j++)
 			a[j] = (uint8_t)rnd();
-		memset(f, 0, 64);
+		memset(f, 0, sizeof(tmpl[0]));
 		memcpy(f, ports[0].mac, 6);
 		f[6] = 2;
+		if (vlan) { /* 802.1Q VID 100, then the same frame */
+			f[12] = 0x81, f[14] = 0, f[15] = 100;
+			f += 4, ip += 4;
+		}
 		if (fam == 4) {
 			uint32_t d = (uint32_t)a[0] << 24 | a[1] << 16 |
 				     a[2] << 8 | a[3];
@@ -121,11 +141,15 @@ int main(int argc, char **argv)
 			a[j] = (uint8_t)rnd();
 		fib6_add(fib, a, 32 + 4 * (rnd() % 5), (uint32_t)nh);
 	}
-	ctx = (struct route_ctx){
-		.fib = fib_dp(fib), .ports = ports, .n_ports = 2};
+	ctx = (struct route_ctx){.fib = fib_dp(fib),
+				 .ports = ports,
+				 .n_ports = 2,
+				 .vlans = vlans,
+				 .n_vlans = 2,
+				 .vmap = &vmap};
 	for (i = 0; i < n; i++) {
-		memcpy(frame, tmpl[i % N_TMPL], 64);
-		route_frame(&ctx, frame, 64, 0, (uint32_t)i, out, sizeof(out),
+		memcpy(frame, tmpl[i % N_TMPL], flen);
+		route_frame(&ctx, frame, flen, 0, (uint32_t)i, out, sizeof(out),
 			    &res, &c);
 	}
 	if (c.n[ROUTE_R_routed] != n) {
