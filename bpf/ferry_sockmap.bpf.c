@@ -31,7 +31,9 @@
  * ESTABLISHED decides and leaves the answer for its peer (ferry_sm_pending),
  * so both ends agree. Every socket of a matched local connection, plain or
  * redirected, is measured by the send/receive tracepoints (bytes, writes,
- * turns) and folded into its service, which learns from that:
+ * turns) and folded into its service, which learns from that (the rule
+ * is ferry_sm_learned() in ferry_abi.h, shared with `sockmap show` and the
+ * unit tests):
  *
  *   redirect  request/response: ev_bytes <= ev_turns * rr_max_bytes_per_turn
  *             (the redirect saves a trip through TCP per turn), or
@@ -241,26 +243,6 @@ static __always_inline int port_match(__u16 port)
 	return 0;
 }
 
-/* The learned decision from a service's evidence (the head comment). */
-static __always_inline __u32 learned(const struct ferry_sm_svc *s,
-				     __u32 *reason)
-{
-	if (s->samples < learn_samples) {
-		*reason = FERRY_SM_R_LEARNING;
-		return FERRY_SM_D_LEARN;
-	}
-	if (s->ev_turns && s->ev_bytes <= s->ev_turns * rr_max_bytes_per_turn) {
-		*reason = FERRY_SM_R_REQ_RESP;
-		return FERRY_SM_D_REDIRECT;
-	}
-	if (s->ev_writes && s->ev_bytes >= s->ev_writes * min_mean_write) {
-		*reason = FERRY_SM_R_LARGE_WRITES;
-		return FERRY_SM_D_REDIRECT;
-	}
-	*reason = FERRY_SM_R_SMALL_STREAM;
-	return FERRY_SM_D_PLAIN;
-}
-
 /*
  * Adds what a socket sent since its last fold to its service and moves the
  * learned decision. Atomic adds: the sockets of a service fold from any
@@ -272,6 +254,11 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 	__u64 b = st->bytes - st->folded_bytes;
 	__u64 w = st->writes - st->folded_writes;
 	__u64 t = st->turns - st->folded_turns;
+	const struct ferry_sm_rule rule = {
+		.learn_samples = learn_samples,
+		.rr_max_bytes_per_turn = rr_max_bytes_per_turn,
+		.min_mean_write = min_mean_write,
+	};
 	struct ferry_sm_svc *s;
 	__u32 d, reason;
 
@@ -304,7 +291,7 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 		s->ev_writes /= 2;
 		s->ev_turns /= 2;
 	}
-	d = learned(s, &reason);
+	d = ferry_sm_learned(s, &rule, &reason);
 	if (d != s->decision && s->decision != FERRY_SM_D_LEARN)
 		__sync_fetch_and_add(&s->decision_changes, 1);
 	s->decision = d;

@@ -54,6 +54,12 @@ static const char *const reason_names[] = {
 #undef FERRY_SM_REASON_NAME
 };
 
+static const char *const shape_names[] = {
+#define FERRY_SM_SHAPE_NAME(id, name) [FERRY_SM_SHAPE_##id] = name,
+	FERRY_SM_SHAPES(FERRY_SM_SHAPE_NAME)
+#undef FERRY_SM_SHAPE_NAME
+};
+
 /* What the kernel said to flag bit 1. */
 enum sm_probe {
 	SM_PROBE_NOT_RUN,
@@ -929,6 +935,18 @@ static json_t *flows_json(const struct sm_inst *in)
 	return arr;
 }
 
+/* The thresholds the attachment's sockops program was loaded with. */
+static struct ferry_sm_rule sm_rule(const struct sm_inst *in)
+{
+	const struct ferry_sockmap_bpf__rodata *ro = in->skel->rodata;
+
+	return (struct ferry_sm_rule){
+		.learn_samples = ro->learn_samples,
+		.rr_max_bytes_per_turn = ro->rr_max_bytes_per_turn,
+		.min_mean_write = ro->min_mean_write,
+	};
+}
+
 /*
  * What a new connection of the service gets and why: the same order as the
  * BPF side's decide() (policy, attach's default, the learned decision).
@@ -940,6 +958,7 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 {
 	const struct ferry_sockmap_policy *pol = policy_of(sm, k);
 	struct ferry_sm_policy_key pk = {.port = k->port, .family = k->family};
+	const struct ferry_sm_rule rule = sm_rule(in);
 	uint32_t d = v->decision, reason = v->reason;
 	double mean = 0, turns_kb = 0;
 	json_t *counters;
@@ -966,18 +985,20 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 				    json_integer((json_int_t)v->name));
 	FERRY_SM_SVC_COUNTERS(FERRY_SM_SVC_JSON)
 #undef FERRY_SM_SVC_JSON
-	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:f, "
-			 "s:f}, s:o*}",
-			 "service", svc, "netns", (json_int_t)k->netns,
-			 "decision", ferry_sockmap_decision_name((int)d),
-			 "reason", reason_name(reason), "learned",
-			 ferry_sockmap_decision_name((int)v->decision),
-			 "pinned", pol && pol->decision != FERRY_SM_D_LEARN,
-			 "evidence", "samples", (json_int_t)v->samples,
-			 "writes", (json_int_t)v->ev_writes, "mean_write",
-			 (double)(int64_t)(mean + 0.5), "turns_per_kb",
-			 (double)(int64_t)(turns_kb * 100 + 0.5) / 100,
-			 "counters", counters);
+	return json_pack(
+		"{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:s, "
+		"s:I, s:f, s:f}, s:o*}",
+		"service", svc, "netns", (json_int_t)k->netns, "decision",
+		ferry_sockmap_decision_name((int)d), "reason",
+		reason_name(reason), "learned",
+		ferry_sockmap_decision_name((int)v->decision), "pinned",
+		pol && pol->decision != FERRY_SM_D_LEARN, "evidence", "samples",
+		(json_int_t)v->samples, "writes", (json_int_t)v->ev_writes,
+		"shape", shape_names[ferry_sm_shape_of(v, &rule)],
+		"learn_samples", (json_int_t)rule.learn_samples, "mean_write",
+		(double)(int64_t)(mean + 0.5), "turns_per_kb",
+		(double)(int64_t)(turns_kb * 100 + 0.5) / 100, "counters",
+		counters);
 }
 
 static json_t *services_json(const struct ferry_sockmap *sm,

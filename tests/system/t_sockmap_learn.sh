@@ -128,8 +128,10 @@ assert_eq "stream: connections redirected" 0 "$(svc $ST counters.conns_redirecte
 assert_eq "stream: bytes measured on plain TCP" 16000000 "$(svc $ST counters.bytes_plain)"
 assert_eq "stream: mean write" 1024 "$(svc $ST evidence.mean_write)"
 assert_eq "stream: turns per KiB" 0 "$(svc $ST evidence.turns_per_kb)"
+assert_eq "stream: shape" stream "$(svc $ST evidence.shape)"
 assert_eq "rr: decision" redirect "$(svc $RR decision)"
 assert_eq "rr: reason" req-resp "$(svc $RR reason)"
+assert_eq "rr: shape" req-resp "$(svc $RR evidence.shape)"
 assert_eq "rr: connections redirected while learning" 0 "$(svc $RR counters.conns_redirected)"
 # Both ends write: 4000 requests of 64 B, 4000 responses of 128 B.
 assert_eq "rr: bytes measured on plain TCP" $((4000 * 192)) "$(svc $RR counters.bytes_plain)"
