@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * cmd_sockmap.c - `sockmap attach|detach|show|policy add|policy del`: arguments are parsed and
- * checked here, the rest (cgroup, kernel support) by dataplane/local/sockmap.c,
- * before anything is attached.
+ * cmd_sockmap.c - `sockmap attach|detach|show|policy add|policy del`:
+ * arguments are parsed and checked here, the rest (cgroup, kernel support)
+ * by dataplane/local/sockmap.c, before anything is attached.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -142,7 +142,18 @@ static const struct ctl_opt policy_add_rows[] = {
 	 .help = "what its new connections get (learn: what it measured)"},
 };
 
+/*
+ * `sockmap policy add dst SERVICE DECISION`, as ACLs and proxies name a
+ * destination; the form without `dst` is what ferryd saved before, kept so
+ * that those config files still load. Same rows, same handlers.
+ */
 static const struct ctl_syntax policy_add_syntax = {
+	CTL_OPTS(policy_add_rows),
+	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy add dst",
+};
+
+static const struct ctl_syntax policy_add_bare_syntax = {
 	CTL_OPTS(policy_add_rows),
 	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy add",
@@ -152,29 +163,64 @@ static const struct ctl_syntax policy_del_syntax = {
 	policy_add_rows,
 	1,
 	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy del dst",
+};
+
+static const struct ctl_syntax policy_del_bare_syntax = {
+	policy_add_rows,
+	1,
+	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy del",
 };
 
-static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
-				  json_t **data, struct ferry_err *err)
+static int policy_add(void *ctx, const struct ctl_syntax *syn, int argc,
+		      char **argv, struct ferry_err *err)
 {
 	struct ferry_sockmap_policy p;
-	int rc = cmd_parse(&policy_add_syntax, argc, argv, &p, err);
+	int rc = cmd_parse(syn, argc, argv, &p, err);
 
 	if (rc)
 		return rc;
 	return ferry_sockmap_policy_add(SM(ctx), &p, err);
 }
 
-static int cmd_sockmap_policy_del(void *ctx, int argc, char **argv,
-				  json_t **data, struct ferry_err *err)
+static int policy_del(void *ctx, const struct ctl_syntax *syn, int argc,
+		      char **argv, struct ferry_err *err)
 {
 	struct ferry_sockmap_policy p;
-	int rc = cmd_parse(&policy_del_syntax, argc, argv, &p, err);
+	int rc = cmd_parse(syn, argc, argv, &p, err);
 
 	if (rc)
 		return rc;
 	return ferry_sockmap_policy_del(SM(ctx), &p.key, err);
+}
+
+static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_add(ctx, &policy_add_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_add_bare(void *ctx, int argc, char **argv,
+				       json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_add(ctx, &policy_add_bare_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_del(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_del(ctx, &policy_del_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_del_bare(void *ctx, int argc, char **argv,
+				       json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_del(ctx, &policy_del_bare_syntax, argc, argv, err);
 }
 
 static void sockmap_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
@@ -187,7 +233,8 @@ static void sockmap_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 		return;
 	/* Policies first: the attachment starts with them in its map. */
 	for (i = 0; ferry_sockmap_policy_get(ctx->sm, i, &pol) == 0; i++)
-		cmd_buf_line(b, "sockmap policy add", &policy_add_syntax, &pol);
+		cmd_buf_line(b, "sockmap policy add dst", &policy_add_syntax,
+			     &pol);
 	if (ferry_sockmap_get(ctx->sm, &p) == 0)
 		cmd_buf_line(b, "sockmap attach", &attach_syntax, &p);
 }
@@ -201,13 +248,19 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
 	 "baseline",
 	 cmd_sockmap_attach, &attach_syntax},
-	{"sockmap policy add", NULL,
+	{"sockmap policy add dst", NULL,
 	 "pin a service (its server's port, or address and port) to plain "
 	 "TCP or to the redirect, or back to learning; new connections "
 	 "follow it, established ones keep what they got",
 	 cmd_sockmap_policy_add, &policy_add_syntax},
-	{"sockmap policy del", NULL, "remove a service's policy",
+	{"sockmap policy add", NULL,
+	 "the same as `sockmap policy add dst` (the form of older configs)",
+	 cmd_sockmap_policy_add_bare, &policy_add_bare_syntax},
+	{"sockmap policy del dst", NULL, "remove a service's policy",
 	 cmd_sockmap_policy_del, &policy_del_syntax},
+	{"sockmap policy del", NULL,
+	 "the same as `sockmap policy del dst` (the form of older configs)",
+	 cmd_sockmap_policy_del_bare, &policy_del_bare_syntax},
 	{"sockmap detach", "",
 	 "stop accelerating: no new sockets, live flows back to plain TCP "
 	 "(a socket with redirected data queued stays until it closes)",
