@@ -662,6 +662,18 @@ struct ferry_sm_rule {
 	__u64 min_mean_write;	     /* large writes: at least this */
 };
 
+/* Its defaults (attach's `warmup`, `rr-max`, `min-write` change them):
+ * docs/performance.md has the measurements the 16 KiB come from. */
+#define FERRY_SM_RULE_DEFAULT                                                  \
+	{                                                                      \
+		.learn_samples = 4, .rr_max_bytes_per_turn = 16384,            \
+		.min_mean_write = 16384,                                       \
+	}
+/* Their bounds: ev_turns and ev_writes stay below 2^18 (halved past
+ * ev_cap), so the rule's products stay far from overflowing. */
+#define FERRY_SM_LEARN_SAMPLES_MAX 1000000
+#define FERRY_SM_RULE_BYTES_MAX	   (1ull << 30)
+
 /*
  * The learning rule, a pure function of a service's evidence, so that the
  * sockops program, `sockmap show` and the unit tests (test_sockmap.c) use

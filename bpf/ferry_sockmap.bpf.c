@@ -68,9 +68,7 @@ const volatile __u32 probe;
 const volatile __u32 default_decision = FERRY_SM_D_LEARN;
 /* The learning rule's thresholds (see the head comment); docs/performance.md
  * has the measurements they come from. */
-const volatile __u64 learn_samples = 4;		    /* sockets measured first */
-const volatile __u64 rr_max_bytes_per_turn = 16384; /* request/response */
-const volatile __u64 min_mean_write = 16384;	    /* large writes */
+const volatile struct ferry_sm_rule rule = FERRY_SM_RULE_DEFAULT;
 const volatile __u64 fold_writes = 64; /* a socket folds every N writes */
 const volatile __u64 ev_cap = 1 << 16; /* evidence halves past N writes */
 
@@ -254,10 +252,10 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 	__u64 b = st->bytes - st->folded_bytes;
 	__u64 w = st->writes - st->folded_writes;
 	__u64 t = st->turns - st->folded_turns;
-	const struct ferry_sm_rule rule = {
-		.learn_samples = learn_samples,
-		.rr_max_bytes_per_turn = rr_max_bytes_per_turn,
-		.min_mean_write = min_mean_write,
+	const struct ferry_sm_rule r = {
+		.learn_samples = rule.learn_samples,
+		.rr_max_bytes_per_turn = rule.rr_max_bytes_per_turn,
+		.min_mean_write = rule.min_mean_write,
 	};
 	struct ferry_sm_svc *s;
 	__u32 d, reason;
@@ -291,7 +289,7 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 		s->ev_writes /= 2;
 		s->ev_turns /= 2;
 	}
-	d = ferry_sm_learned(s, &rule, &reason);
+	d = ferry_sm_learned(s, &r, &reason);
 	if (d != s->decision && s->decision != FERRY_SM_D_LEARN)
 		__sync_fetch_and_add(&s->decision_changes, 1);
 	s->decision = d;

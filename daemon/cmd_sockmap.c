@@ -67,11 +67,31 @@ static const struct ctl_opt attach_rows[] = {
 	 .size = sizeof(int), .words = decision_words,
 	 .help = "services without a policy: learn which connections to "
 		 "redirect, or all plain, or all redirected"},
+	{"warmup", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params, rule.learn_samples),
+	 .size = sizeof(__u64), .min = 1, .max = FERRY_SM_LEARN_SAMPLES_MAX,
+	 .metavar = "N",
+	 .help = "learning: sockets of a service measured before it is "
+		 "decided"},
+	{"rr-max", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params,
+			 rule.rr_max_bytes_per_turn),
+	 .size = sizeof(__u64), .max = FERRY_SM_RULE_BYTES_MAX,
+	 .metavar = "BYTES",
+	 .help = "learning: request/response (redirected) at most this many "
+		 "bytes per turn; 0: nothing is"},
+	{"min-write", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params, rule.min_mean_write),
+	 .size = sizeof(__u64), .max = FERRY_SM_RULE_BYTES_MAX,
+	 .metavar = "BYTES",
+	 .help = "learning: a stream is redirected when its mean write is at "
+		 "least this; 0: every stream is"},
 };
 
 static const struct ferry_sockmap_params attach_dflt = {
 	.mode = FERRY_SM_MODE_AUTO,
 	.dflt = FERRY_SM_D_LEARN,
+	.rule = FERRY_SM_RULE_DEFAULT,
 };
 
 static const struct ctl_syntax attach_syntax = {

@@ -368,6 +368,8 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 		in->skel->rodata->n_ranges = p->n_ranges;
 		memcpy((void *)in->skel->rodata->ranges, p->ranges,
 		       p->n_ranges * sizeof(p->ranges[0]));
+		memcpy((void *)&in->skel->rodata->rule, &p->rule,
+		       sizeof(p->rule));
 	}
 	/* The probe needs neither the cgroup hook nor the byte counter. */
 	if (probe) {
@@ -938,13 +940,10 @@ static json_t *flows_json(const struct sm_inst *in)
 /* The thresholds the attachment's sockops program was loaded with. */
 static struct ferry_sm_rule sm_rule(const struct sm_inst *in)
 {
-	const struct ferry_sockmap_bpf__rodata *ro = in->skel->rodata;
+	struct ferry_sm_rule r;
 
-	return (struct ferry_sm_rule){
-		.learn_samples = ro->learn_samples,
-		.rr_max_bytes_per_turn = ro->rr_max_bytes_per_turn,
-		.min_mean_write = ro->min_mean_write,
-	};
+	memcpy(&r, (const void *)&in->skel->rodata->rule, sizeof(r));
+	return r;
 }
 
 /*
@@ -1023,16 +1022,21 @@ static json_t *services_json(const struct ferry_sockmap *sm,
 static json_t *inst_json(const struct sm_inst *in)
 {
 	const struct ferry_sockmap_bpf__bss *b = in->skel->bss;
+	const struct ferry_sm_rule rule = sm_rule(in);
 
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:I, s:I, "
-		"s:I, s:I}, s:o}",
+		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:i, s:{s:I, "
+		"s:I, "
+		"s:I, s:I, s:I, s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
 		mode_names[in->mode], "default", decision_names[in->dflt],
-		"sockets", sock_count(in), "counters", "sockets_added",
-		(json_int_t)b->added, "add_failed", (json_int_t)b->add_failed,
-		"not_local", (json_int_t)b->not_local, "no_flow_slot",
+		"rule", "warmup", (json_int_t)rule.learn_samples, "rr_max",
+		(json_int_t)rule.rr_max_bytes_per_turn, "min_write",
+		(json_int_t)rule.min_mean_write, "sockets", sock_count(in),
+		"counters", "sockets_added", (json_int_t)b->added, "add_failed",
+		(json_int_t)b->add_failed, "not_local",
+		(json_int_t)b->not_local, "no_flow_slot",
 		(json_int_t)b->no_flow_slot, "no_svc_slot",
 		(json_int_t)b->no_svc_slot, "decided_redirect",
 		(json_int_t)b->decided_redirect, "decided_plain",
@@ -1074,6 +1078,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 	p->cgroup = in->cgroup;
 	p->mode = in->mode_asked;
 	p->dflt = in->dflt;
+	p->rule = sm_rule(in);
 	/* The ports as given parsed again: they were accepted then. */
 	if (in->ports[0] &&
 	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, &msg))

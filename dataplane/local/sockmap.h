@@ -35,6 +35,7 @@ struct ferry_sockmap_params {
 	unsigned n_ranges; /* 0: every port */
 	int mode;	   /* enum ferry_sm_mode or FERRY_SM_MODE_AUTO */
 	int dflt;	   /* enum ferry_sm_decision: services without policy */
+	struct ferry_sm_rule rule; /* the learning rule's thresholds */
 };
 
 /*

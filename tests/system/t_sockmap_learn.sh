@@ -18,6 +18,8 @@
 #     `policy del` gives it back to learning; bad policies are refused; policies show in `show config`, before the attach line;
 #   - a connection keeps its decision for its life: a policy added while
 #     it runs does not move it;
+#   - attach's warmup/rr-max/min-write move the rule: with min-write 1000
+#     the 1 KiB stream learns redirect (large-writes) after 2 sockets;
 #   - ferryd shut down and started again from its saved config while a
 #     redirected request/response connection and a plain stream are open:
 #     both go on byte-exact over TCP, and the policies come back.
@@ -281,5 +283,22 @@ assert_eq "restart: stream exit codes" 0 "$rc"
 assert_json '"\(.ok) \(.bytes)"' "true 60000000" "$(cat "$TB_RUN/st-restart.json")"
 # The new attachment learns afresh: not an error, a fact to see.
 assert_eq "restart: the old connections are not in the new SOCKHASH" none "$(dir $RR redirects)"
+tb_do $D sockmap detach >/dev/null
+
+# ---- the rule's thresholds: a host where 1 KiB writes win redirected ----
+err ERANGE sockmap attach cgroup "$CG" ports 7100-7199 warmup 0
+err EINVAL sockmap attach cgroup "$CG" ports 7100-7199 min-write lots
+err ERANGE sockmap attach cgroup "$CG" ports 7100-7199 rr-max $((1 << 31))
+out=$(tb_do $D sockmap attach cgroup "$CG" ports 7100-7199 warmup 2 min-write 1000)
+assert_json '"\(.data.rule.warmup) \(.data.rule.rr_max) \(.data.rule.min_write)"' "2 16384 1000" "$out"
+assert_match "show config: the thresholds given" \
+	"sockmap attach cgroup \"$CG\" ports 7100-7199 warmup 2 min-write 1000$" \
+	"$(tb_ctlj $D show config | jq -r .data)"
+stream $ST 2000000
+stream $ST 2000000
+assert_eq "min-write 1000: the 1 KiB stream learned" "redirect large-writes stream 2" \
+	"$(svc $ST decision) $(svc $ST reason) $(svc $ST evidence.shape) $(svc $ST evidence.samples)"
+stream $ST 4000000
+assert_eq "min-write 1000: the next stream is redirected, every byte" 4000000 "$(dir $ST bytes_redirected)"
 tb_do $D sockmap detach >/dev/null
 assert_json .data.ferryd 0.1.0 "$(tb_do $D version)"

@@ -407,7 +407,8 @@ static void test_usage_from_rows(void **state)
 	usage_is("sockmap attach",
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message] "
-		 "[default learn|plain|redirect]");
+		 "[default learn|plain|redirect] [warmup N] [rr-max BYTES] "
+		 "[min-write BYTES]");
 	usage_is("sockmap policy add dst",
 		 "PORT|ADDR:PORT learn|plain|redirect");
 	usage_is("sockmap policy del dst", "PORT|ADDR:PORT");
