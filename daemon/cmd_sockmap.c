@@ -266,7 +266,9 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "into a SOCKHASH and each send is redirected to the peer's ingress; "
 	 "verdict auto: permanent where the kernel has BPF_F_PERMANENT, else "
 	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
-	 "baseline",
+	 "baseline; default learn redirects a service's new connections once "
+	 "warmup sockets of it showed request/response (at most rr-max bytes "
+	 "per turn) or a mean write of at least min-write",
 	 cmd_sockmap_attach, &attach_syntax},
 	{"sockmap policy add dst", NULL,
 	 "pin a service (its server's port, or address and port) to plain "
@@ -288,7 +290,8 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	{"sockmap show", "",
 	 "the attachment, the verdict mechanism in use, the BPF_F_PERMANENT "
 	 "probe, the policies, per service its decision for new connections "
-	 "with the evidence (measured sockets, mean write, turns per KiB) "
+	 "with the evidence (measured sockets, mean write, turns per KiB, "
+	 "req-resp or stream) "
 	 "and counters, and per redirected flow direction its verdict runs "
 	 "and bytes",
 	 cmd_sockmap_show},
