@@ -259,6 +259,9 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 assert_eq "restart: the rr connection is redirected before" 1 "$r"
+# The SOCKHASH itself: both ends of the rr connection, none of the stream.
+assert_eq "restart: sockets in the SOCKHASH (the rr pair, not the stream)" 2 \
+	"$(tb_ctlj $D sockmap show | jq .data.sockets)"
 sleep 1
 tb_do $D save "$TB_RUN/saved.conf" >/dev/null
 tb_do $D shutdown >/dev/null
