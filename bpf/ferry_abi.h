@@ -669,8 +669,8 @@ struct ferry_sm_rule {
 		.learn_samples = 4, .rr_max_bytes_per_turn = 16384,            \
 		.min_mean_write = 16384,                                       \
 	}
-/* Their bounds: ev_turns and ev_writes stay below 2^18 (halved past
- * ev_cap), so the rule's products stay far from overflowing. */
+/* Their bounds: ev_turns <= ev_writes < 2^17 (the evidence halves past
+ * 2^16 writes), so the rule's products stay below 2^47. */
 #define FERRY_SM_LEARN_SAMPLES_MAX 1000000
 #define FERRY_SM_RULE_BYTES_MAX	   (1ull << 30)
 
@@ -679,8 +679,8 @@ struct ferry_sm_rule {
  * sockops program, `sockmap show` and the unit tests (test_sockmap.c) use
  * the same one. Request/response: ev_bytes <= ev_turns * per-turn max
  * (every turn saves a trip through TCP). Products, not divisions: the BPF
- * side has no cheap 64-bit divide, and ev_* stay below 2^17 writes (halved
- * past ev_cap), so they don't overflow for sane thresholds.
+ * side has no cheap 64-bit divide, and with the thresholds' bounds above
+ * they cannot overflow.
  */
 static inline __attribute__((always_inline)) __u32
 ferry_sm_shape_of(const struct ferry_sm_svc *s, const struct ferry_sm_rule *r)
