@@ -82,6 +82,17 @@ __u64 no_flow_slot;	/* socket storage could not be made: left alone */
 __u64 no_svc_slot;	/* the service table refused an entry: plain TCP */
 __u64 decided_redirect; /* connections decided: redirect */
 __u64 decided_plain;	/* connections decided: plain (learning included) */
+/*
+ * Quiet: userspace detached the send/receive tracepoints, which every
+ * send() and recv() of the host pays for while they are attached, because
+ * nothing needs them (no socket in the SOCKHASH, no service learning or
+ * decided redirect). A connection that would need them sets wake, and the
+ * tick attaches them again; one that would be redirected meanwhile stays
+ * plain (its bytes could not be counted), counted in quiet_plain.
+ */
+__u32 quiet;
+__u32 wake;
+__u64 quiet_plain;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -312,7 +323,8 @@ static __always_inline void svc_of(const struct ferry_sock_key *k, int passive,
 
 /* A new connection's decision: a policy for its address and port, else
  * for its port, else attach's default, else what the service learned. */
-static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc)
+static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc,
+				    int *learning)
 {
 	struct ferry_sm_policy_key pk = {};
 	struct ferry_sm_svc zero = {}, *s;
@@ -345,6 +357,7 @@ static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc)
 	if (!pol && default_decision != FERRY_SM_D_LEARN)
 		return default_decision;
 	/* Learning: plain TCP until the evidence says a redirect wins. */
+	*learning = s->decision == FERRY_SM_D_LEARN;
 	return s->decision == FERRY_SM_D_REDIRECT ? FERRY_SM_D_REDIRECT
 						  : FERRY_SM_D_PLAIN;
 }
@@ -365,7 +378,7 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 	struct ferry_sm_sk *st;
 	struct bpf_sock *sk;
 	__u32 d, *pend;
-	int first = 0;
+	int first = 0, learning = 0;
 
 	if (draining)
 		return;
@@ -399,7 +412,13 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 		bpf_map_delete_elem(&ferry_sm_pending, &k);
 	} else {
 		first = 1;
-		d = decide(&svc);
+		d = decide(&svc, &learning);
+		if (quiet && (learning || d == FERRY_SM_D_REDIRECT))
+			wake = 1;
+		if (quiet && d == FERRY_SM_D_REDIRECT) {
+			d = FERRY_SM_D_PLAIN;
+			__sync_fetch_and_add(&quiet_plain, 1);
+		}
 		key_swap(&k, &peer);
 		bpf_map_update_elem(&ferry_sm_pending, &peer, &d, BPF_ANY);
 	}

@@ -74,6 +74,7 @@ struct sm_inst {
 	struct bpf_link *sockops_link;
 	struct bpf_link *tp_link;
 	struct bpf_link *recv_link;
+	int quiet_ticks; /* ticks in a row that nothing needed the tracepoints */
 	int cgroup_fd;
 	bool msg_attached;
 	int mode_asked; /* as given, for the config line */
@@ -316,6 +317,7 @@ static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
 /* ---------------------------------------------------------- instances */
 
 static json_t *inst_json(const struct sm_inst *in);
+static void wake_up(struct sm_inst *in, const char *why);
 static json_t *services_json(const struct ferry_sockmap *sm,
 			     const struct sm_inst *in);
 
@@ -644,6 +646,8 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 	if (i < 0)
 		i = (int)sm->n_policies++;
 	sm->policies[i] = *p;
+	if (sm->cur && p->decision == FERRY_SM_D_REDIRECT)
+		wake_up(sm->cur, "a redirect policy");
 	ferry_sockmap_service_text(&p->key, svc, sizeof(svc));
 	log_info("sockmap: policy %s %s", svc, decision_names[p->decision]);
 	return 0;
@@ -713,6 +717,128 @@ static json_t *policies_json(const struct ferry_sockmap *sm)
 	return arr;
 }
 
+/* ------------------------------------------------------ quiet periods */
+
+/* The send and receive tracepoints: what measures and counts. */
+static int tps_attach(struct sm_inst *in, struct ferry_err *msg)
+{
+	int err;
+
+	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
+	if (!in->tp_link) {
+		err = -errno;
+		return ferry_fail(msg, err,
+				  "sockmap: cannot attach the sock_send_length "
+				  "tracepoint: %s",
+				  strerror(-err));
+	}
+	in->recv_link = bpf_program__attach(in->skel->progs.ferry_sm_recvd);
+	if (!in->recv_link) {
+		err = -errno;
+		bpf_link__destroy(in->tp_link);
+		in->tp_link = NULL;
+		return ferry_fail(msg, err,
+				  "sockmap: cannot attach the sock_recv_length "
+				  "tracepoint: %s",
+				  strerror(-err));
+	}
+	return 0;
+}
+
+static void tps_detach(struct sm_inst *in)
+{
+	bpf_link__destroy(in->recv_link);
+	bpf_link__destroy(in->tp_link);
+	in->recv_link = NULL;
+	in->tp_link = NULL;
+}
+
+/*
+ * Whether nothing needs the tracepoints: no socket in the SOCKHASH (its
+ * bytes are counted by them) and no service that could have a connection
+ * redirected (attach's default, a policy, a learned redirect) or that is
+ * still learning, and at least one service (a fresh attachment has its
+ * first connections to measure). Then only services decided plain are
+ * left, whose new connections stay plain whether measured or not.
+ */
+static bool can_quiet(const struct ferry_sockmap *sm, const struct sm_inst *in)
+{
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_svcs);
+	struct ferry_sm_svc_key k, next;
+	const struct ferry_sockmap_policy *pol;
+	struct ferry_sm_svc v;
+	void *prev = NULL;
+	unsigned i, n = 0;
+
+	if (in->dflt == FERRY_SM_D_REDIRECT || sock_count(in))
+		return false;
+	for (i = 0; i < sm->n_policies; i++)
+		if (sm->policies[i].decision == FERRY_SM_D_REDIRECT)
+			return false;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		n++;
+		pol = policy_of(sm, &k);
+		if (pol && pol->decision == FERRY_SM_D_PLAIN)
+			continue;
+		if (!pol && in->dflt == FERRY_SM_D_PLAIN)
+			continue;
+		if (v.decision != FERRY_SM_D_PLAIN)
+			return false;
+	}
+	/* None yet: the first connections will learn, measured. */
+	return n > 0;
+}
+
+/* The tracepoints back: a connection asked (wake) or a policy needs them. */
+static void wake_up(struct sm_inst *in, const char *why)
+{
+	struct ferry_err msg;
+
+	if (!in->skel->bss->quiet)
+		return;
+	if (tps_attach(in, &msg)) {
+		/* wake stays set: the next tick tries again. */
+		log_warn("%s", msg.msg);
+		return;
+	}
+	in->skel->bss->wake = 0;
+	in->skel->bss->quiet = 0;
+	in->quiet_ticks = 0;
+	log_info("sockmap: measuring again (%s)", why);
+}
+
+/* Ticks in a row with nothing to measure before the tracepoints go. */
+#define SM_QUIET_TICKS 3
+
+static void quiet_tick(struct ferry_sockmap *sm, struct sm_inst *in)
+{
+	if (in->skel->bss->quiet) {
+		if (in->skel->bss->wake)
+			wake_up(in, "a connection needs it");
+		return;
+	}
+	if (!can_quiet(sm, in)) {
+		in->quiet_ticks = 0;
+		return;
+	}
+	if (++in->quiet_ticks < SM_QUIET_TICKS)
+		return;
+	/* Quiet first: from here sockops redirects nothing. A connection
+	 * redirected just before is seen by the count below. */
+	in->skel->bss->quiet = 1;
+	tps_detach(in);
+	log_info("sockmap: every service decided plain: tracepoints "
+		 "detached until a connection needs them");
+	if (sock_count(in)) {
+		in->skel->bss->wake = 1;
+		wake_up(in, "a socket was added meanwhile");
+	}
+}
+
 int ferry_sockmap_attach(struct ferry_sockmap *sm,
 			 const struct ferry_sockmap_params *p,
 			 struct ferry_err *msg)
@@ -772,24 +898,9 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	}
 	/* Counting first, the cgroup hook last: a socket is only added once
 	 * everything that serves it is in place. */
-	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
-	if (!in->tp_link) {
-		err = -errno;
-		ferry_fail(msg, err,
-			   "sockmap: cannot attach the sock_send_length "
-			   "tracepoint: %s",
-			   strerror(-err));
+	err = tps_attach(in, msg);
+	if (err)
 		goto err_inst;
-	}
-	in->recv_link = bpf_program__attach(in->skel->progs.ferry_sm_recvd);
-	if (!in->recv_link) {
-		err = -errno;
-		ferry_fail(msg, err,
-			   "sockmap: cannot attach the sock_recv_length "
-			   "tracepoint: %s",
-			   strerror(-err));
-		goto err_inst;
-	}
 	err = policies_write(sm, in);
 	if (err) {
 		ferry_fail(msg, err, "sockmap: cannot write the policies: %s",
@@ -892,6 +1003,8 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data,
 
 void ferry_sockmap_tick(struct ferry_sockmap *sm)
 {
+	if (sm->cur)
+		quiet_tick(sm, sm->cur);
 	if (sm->draining && !sock_count(sm->draining)) {
 		log_info("sockmap: the last draining socket closed");
 		retire(sm, sm->draining);
@@ -1025,22 +1138,22 @@ static json_t *inst_json(const struct sm_inst *in)
 	const struct ferry_sm_rule rule = sm_rule(in);
 
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:i, s:{s:I, "
-		"s:I, "
-		"s:I, s:I, s:I, s:I, s:I}, s:o}",
+		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:b, s:i, "
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
 		mode_names[in->mode], "default", decision_names[in->dflt],
 		"rule", "warmup", (json_int_t)rule.learn_samples, "rr_max",
 		(json_int_t)rule.rr_max_bytes_per_turn, "min_write",
-		(json_int_t)rule.min_mean_write, "sockets", sock_count(in),
-		"counters", "sockets_added", (json_int_t)b->added, "add_failed",
-		(json_int_t)b->add_failed, "not_local",
-		(json_int_t)b->not_local, "no_flow_slot",
+		(json_int_t)rule.min_mean_write, "measuring", !b->quiet,
+		"sockets", sock_count(in), "counters", "sockets_added",
+		(json_int_t)b->added, "add_failed", (json_int_t)b->add_failed,
+		"not_local", (json_int_t)b->not_local, "no_flow_slot",
 		(json_int_t)b->no_flow_slot, "no_svc_slot",
 		(json_int_t)b->no_svc_slot, "decided_redirect",
 		(json_int_t)b->decided_redirect, "decided_plain",
-		(json_int_t)b->decided_plain, "flows", flows_json(in));
+		(json_int_t)b->decided_plain, "quiet_plain",
+		(json_int_t)b->quiet_plain, "flows", flows_json(in));
 }
 
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
