@@ -646,8 +646,11 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 	if (i < 0)
 		i = (int)sm->n_policies++;
 	sm->policies[i] = *p;
-	if (sm->cur && p->decision == FERRY_SM_D_REDIRECT)
-		wake_up(sm->cur, "a redirect policy");
+	/* Only a plain policy can't turn a service's connections redirected
+	 * (learn gives back what it learned, maybe redirect): a quiet
+	 * attachment would keep them plain. */
+	if (sm->cur && p->decision != FERRY_SM_D_PLAIN)
+		wake_up(sm->cur, "a policy");
 	ferry_sockmap_service_text(&p->key, svc, sizeof(svc));
 	log_info("sockmap: policy %s %s", svc, decision_names[p->decision]);
 	return 0;
@@ -671,6 +674,9 @@ int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
 		(sm->n_policies - (unsigned)i - 1) * sizeof(sm->policies[0]));
 	sm->n_policies--;
 	log_info("sockmap: policy %s removed", svc);
+	/* The service goes back to what it learned, maybe redirect. */
+	if (sm->cur)
+		wake_up(sm->cur, "a policy removed");
 	return 0;
 }
 

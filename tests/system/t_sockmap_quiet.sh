@@ -15,7 +15,9 @@
 #     next connection is redirected, every byte, and ferryd stays measuring
 #     (a redirected service needs the counters);
 #   - pinning that service plain makes every service plain: quiet again;
-#     a redirect policy wakes the tracepoints at once, with the command;
+#     a redirect policy, or removing a policy, wakes the tracepoints at
+#     once, with the command, so the unpinned service's next connection is
+#     redirected again;
 #   - no connection was kept plain by a quiet period (quiet_plain 0).
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
@@ -128,6 +130,15 @@ assert_eq "rr pinned plain: every service plain, quiet" false "$M"
 tb_do $D sockmap policy add dst 7203 redirect >/dev/null
 assert_eq "a redirect policy wakes at once" true "$(measuring)"
 tb_do $D sockmap policy del dst 7203 >/dev/null
+wait_measuring false 8
+assert_eq "redirect policy gone: quiet again" false "$M"
+# rr learned redirect: back to learning, its next connection is redirected.
+tb_do $D sockmap policy del dst $RR >/dev/null
+assert_eq "a policy removed wakes at once" true "$(measuring)"
+rr $RR 1000
+assert_eq "rr unpinned: redirected again (client directions: both connections' request bytes)" \
+	"2 $((3000 * 64))" \
+	"$(show | jq -r '[.data.flows[] | select(.dst == "127.0.0.1:7202")] | "\(length) \(map(.bytes_redirected) | add)"')"
 assert_eq "no connection kept plain by a quiet period" 0 \
 	"$(show | jq .data.counters.quiet_plain)"
 tb_do $D sockmap detach >/dev/null
