@@ -24,7 +24,8 @@
 #   ferry        what an operator gets by default (`default learn`): each
 #                message size is its own service (port); a warm-up of short
 #                connections lets it learn, then the measured connection
-#                gets what it learned (printed as "decided")
+#                gets what it learned (printed as "decided"); decided plain,
+#                it runs once ferryd has gone quiet (tracepoints detached)
 # The rows take turns within each run (attaching and detaching as they
 # go), so the load of a shared host falls on all of them alike.
 # Then request/response (tcpx rr-client, one request in flight): requests
@@ -124,6 +125,17 @@ warm() {
 	tb_die "service 127.0.0.1:$1 still learning after 16 connections"
 }
 
+# wait_quiet: until ferryd has detached the tracepoints (every service
+# decided plain: a few ticks), as an operator's host runs between changes.
+wait_quiet() {
+	local i
+	for ((i = 0; i < 80; i++)); do
+		[[ $(tb_do dut sockmap show | jq -r .data.measuring) == false ]] && return 0
+		sleep 0.1
+	done
+	tb_die "the attachment did not go quiet"
+}
+
 # Each size's service in the learned row: its own port.
 learn_port() { echo $((9500 + $(index_of "$1"))); }
 index_of() {
@@ -168,6 +180,8 @@ for place in $PLACES; do
 					lp=$(learn_port "$size")
 					warm "$lp" "$size"
 					DECIDED[$size]=$(decision "$lp")
+					# Decided plain: the steady state is quiet.
+					[[ ${DECIDED[$size]} != plain* ]] || wait_quiet
 				fi
 				# Outside 9000-9999: not matched, not measured.
 				[[ $row == attached ]] && PORT=$((PORT + 1)) && lp=$((PORT - 1000))

@@ -45,6 +45,11 @@
  *
  * A policy (ferry_sm_policy, by address and port or port alone) pins a
  * service; attach's `default` does for services without a policy.
+ *
+ * The tracepoints cost every send() and recv() of the host a dispatch, so
+ * userspace detaches them while nothing needs them (quiet, below): then
+ * sockops redirects nothing and asks for them back (wake) when a
+ * connection would be measured or redirected.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

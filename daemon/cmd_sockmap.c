@@ -292,7 +292,8 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "probe, the policies, per service its decision for new connections "
 	 "with the evidence (measured sockets, mean write, turns per KiB, "
 	 "req-resp or stream) "
-	 "and counters, and per redirected flow direction its verdict runs "
+	 "and counters, whether it is measuring (not while every service is "
+	 "decided plain), and per redirected flow direction its verdict runs "
 	 "and bytes",
 	 cmd_sockmap_show},
 };
