@@ -18,7 +18,8 @@
 #     a redirect policy, or removing a policy, wakes the tracepoints at
 #     once, with the command, so the unpinned service's next connection is
 #     redirected again;
-#   - no connection was kept plain by a quiet period (quiet_plain 0).
+#   - no connection was kept plain by a quiet period (quiet_plain 0);
+#   - detach while quiet, and a new attachment measures again.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -141,5 +142,13 @@ assert_eq "rr unpinned: redirected again (client directions: both connections' r
 	"$(show | jq -r '[.data.flows[] | select(.dst == "127.0.0.1:7202")] | "\(length) \(map(.bytes_redirected) | add)"')"
 assert_eq "no connection kept plain by a quiet period" 0 \
 	"$(show | jq .data.counters.quiet_plain)"
+# Detach while quiet: nothing to move, the tracepoints already gone.
+tb_do $D sockmap policy add dst $RR plain >/dev/null
+wait_measuring false 8
+assert_eq "quiet before the detach" false "$M"
+assert_json '"\(.data.sockets_to_tcp) \(.data.sockets_draining)"' "0 0" "$(tb_do $D sockmap detach)"
+assert_json '"\(.data.attached) \(.data.last_detached.measuring)"' "false false" "$(tb_do $D sockmap show)"
+tb_do $D sockmap attach cgroup "$CG" ports 7200-7299 >/dev/null
+assert_eq "a new attachment measures" true "$(measuring)"
 tb_do $D sockmap detach >/dev/null
 assert_json .data.ferryd 0.1.0 "$(tb_do $D version)"
