@@ -751,6 +751,15 @@ static int tps_attach(struct sm_inst *in, struct ferry_err *msg)
 	return 0;
 }
 
+/* Whether the SOCKHASH holds a socket: one key, not a count (per tick). */
+static bool sock_any(const struct sm_inst *in)
+{
+	struct ferry_sock_key k;
+
+	return !bpf_map_get_next_key(bpf_map__fd(in->skel->maps.ferry_sm_socks),
+				     NULL, &k);
+}
+
 static void tps_detach(struct sm_inst *in)
 {
 	bpf_link__destroy(in->recv_link);
@@ -776,7 +785,7 @@ static bool can_quiet(const struct ferry_sockmap *sm, const struct sm_inst *in)
 	void *prev = NULL;
 	unsigned i, n = 0;
 
-	if (in->dflt == FERRY_SM_D_REDIRECT || sock_count(in))
+	if (in->dflt == FERRY_SM_D_REDIRECT || sock_any(in))
 		return false;
 	for (i = 0; i < sm->n_policies; i++)
 		if (sm->policies[i].decision == FERRY_SM_D_REDIRECT)
@@ -839,7 +848,7 @@ static void quiet_tick(struct ferry_sockmap *sm, struct sm_inst *in)
 	tps_detach(in);
 	log_info("sockmap: every service decided plain: tracepoints "
 		 "detached until a connection needs them");
-	if (sock_count(in)) {
+	if (sock_any(in)) {
 		in->skel->bss->wake = 1;
 		wake_up(in, "a socket was added meanwhile");
 	}
