@@ -24,13 +24,17 @@
 #   ferry        what an operator gets by default (`default learn`): each
 #                message size is its own service (port); a warm-up of short
 #                connections lets it learn, then the measured connection
-#                gets what it learned (printed as "decided")
+#                gets what it learned (printed as "decided"); decided plain,
+#                it runs once ferryd has gone quiet (tracepoints detached)
 # The rows take turns within each run (attaching and detaching as they
 # go), so the load of a shared host falls on all of them alike.
 # Then request/response (tcpx rr-client, one request in flight): requests
 # per second for REQ:RESP byte sizes, plain TCP against ferry's learned
 # decision, in the same placements.
-# Median of N runs per cell; ratios are against rows of the same run.
+# Median of N runs per cell; ratios are against rows of the same run, and
+# "paired" ratios are the median of each run's own ratio (the rows of a run
+# took turns seconds apart, so load that comes and goes between runs, the
+# usual noise of a shared host, cancels out).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -121,6 +125,17 @@ warm() {
 	tb_die "service 127.0.0.1:$1 still learning after 16 connections"
 }
 
+# wait_quiet: until ferryd has detached the tracepoints (every service
+# decided plain: a few ticks), as an operator's host runs between changes.
+wait_quiet() {
+	local i
+	for ((i = 0; i < 80; i++)); do
+		[[ $(tb_do dut sockmap show | jq -r .data.measuring) == false ]] && return 0
+		sleep 0.1
+	done
+	tb_die "the attachment did not go quiet"
+}
+
 # Each size's service in the learned row: its own port.
 learn_port() { echo $((9500 + $(index_of "$1"))); }
 index_of() {
@@ -165,6 +180,8 @@ for place in $PLACES; do
 					lp=$(learn_port "$size")
 					warm "$lp" "$size"
 					DECIDED[$size]=$(decision "$lp")
+					# Decided plain: the steady state is quiet.
+					[[ ${DECIDED[$size]} != plain* ]] || wait_quiet
 				fi
 				# Outside 9000-9999: not matched, not measured.
 				[[ $row == attached ]] && PORT=$((PORT + 1)) && lp=$((PORT - 1000))
@@ -231,6 +248,16 @@ for rs in $RR_SIZES; do
 done
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
+# paired "A1 A2 ..." "B1 B2 ...": the median of Ai / Bi.
+paired() {
+	local -a a b
+	local i
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for ((i = 0; i < ${#a[@]} && i < ${#b[@]}; i++)); do
+		echo "scale=3; ${a[i]} / ${b[i]}" | bc -l
+	done | median | xargs printf '%.2f'
+}
 
 echo
 echo "sockmap benchmark: $(uname -r), loopback in a namespace, one flow, tcpx (pattern-verified),"
@@ -257,6 +284,18 @@ for place in $PLACES; do
 		echo
 	done
 done
+echo
+echo "paired ratios (median of each run's own ratio: the rows of one run took turns seconds apart,"
+echo "so a load that comes and goes between runs cancels out):"
+for place in $PLACES; do
+	for pair in "ferry plain" "redirect plain" "ferry redirect"; do
+		read -r a b <<<"$pair"
+		[[ -n ${VALS[$a.$place.${SIZES%% *}]:-} && -n ${VALS[$b.$place.${SIZES%% *}]:-} ]] || continue
+		printf '%-22s' "$a/$b ($place)"
+		for size in $SIZES; do printf '%10s' "$(paired "${VALS[$a.$place.$size]}" "${VALS[$b.$place.$size]}")"; done
+		echo
+	done
+done
 if [[ -n ${DECIDED[*]:-} ]]; then
 	printf '%-22s' "ferry decided"
 	for size in $SIZES; do printf '%10s' "${DECIDED[$size]%% *}"; done
@@ -264,11 +303,12 @@ if [[ -n ${DECIDED[*]:-} ]]; then
 fi
 echo
 echo "request/response, one flow, one request in flight, req/s (client CPU 0; server CPU 1 = diff, CPU 0 = same):"
-printf '%-18s%12s%12s%8s  %s\n' "REQ:RESP" plain ferry ratio "ferry decided"
+printf '%-18s%12s%12s%8s%8s  %s\n' "REQ:RESP" plain ferry ratio paired "ferry decided"
 for place in $PLACES; do
 	for rs in $RR_SIZES; do
-		printf '%-18s%12s%12s%8s  %s\n' "$rs ($place)" "${RRMED[plain.$place.$rs]}" \
+		printf '%-18s%12s%12s%8s%8s  %s\n' "$rs ($place)" "${RRMED[plain.$place.$rs]}" \
 			"${RRMED[ferry.$place.$rs]}" \
-			"$(ratio "${RRMED[ferry.$place.$rs]}" "${RRMED[plain.$place.$rs]}")" "${RRDEC[$rs]}"
+			"$(ratio "${RRMED[ferry.$place.$rs]}" "${RRMED[plain.$place.$rs]}")" \
+			"$(paired "${RRVALS[ferry.$place.$rs]}" "${RRVALS[plain.$place.$rs]}")" "${RRDEC[$rs]}"
 	done
 done

@@ -640,6 +640,87 @@ struct ferry_sm_svc {
 	__u32 reason;	/* enum ferry_sm_reason */
 };
 
+/* What a service's evidence says its traffic is. */
+#define FERRY_SM_SHAPES(X)                                                     \
+	X(NONE, "none")		/* nothing measured yet */                     \
+	X(REQ_RESP, "req-resp") /* both ends send, a few bytes per turn */     \
+	X(STREAM, "stream")	/* one-way, or many bytes per turn */
+
+enum ferry_sm_shape {
+#define FERRY_SM_SHAPE_ENUM(id, name) FERRY_SM_SHAPE_##id,
+	FERRY_SM_SHAPES(FERRY_SM_SHAPE_ENUM)
+#undef FERRY_SM_SHAPE_ENUM
+		FERRY_SM__SHAPES
+};
+
+/*
+ * The learning rule's thresholds: load-time knobs of the sockops program
+ * (rodata), read back by userspace to show the shape it sees.
+ */
+struct ferry_sm_rule {
+	__u64 learn_samples;	     /* sockets measured before deciding */
+	__u64 rr_max_bytes_per_turn; /* request/response: at most this */
+	__u64 min_mean_write;	     /* large writes: at least this */
+};
+
+/* Its defaults (attach's `warmup`, `rr-max`, `min-write` change them):
+ * docs/performance.md has the measurements the 16 KiB come from. */
+#define FERRY_SM_RULE_DEFAULT                                                  \
+	{                                                                      \
+		.learn_samples = 4, .rr_max_bytes_per_turn = 16384,            \
+		.min_mean_write = 16384,                                       \
+	}
+/* Their bounds: ev_turns <= ev_writes < 2^17 (the evidence halves past
+ * 2^16 writes), so the rule's products stay below 2^47. */
+#define FERRY_SM_LEARN_SAMPLES_MAX 1000000
+#define FERRY_SM_RULE_BYTES_MAX	   (1ull << 30)
+
+/*
+ * The learning rule, a pure function of a service's evidence, so that the
+ * sockops program, `sockmap show` and the unit tests (test_sockmap.c) use
+ * the same one. Request/response: ev_bytes <= ev_turns * per-turn max
+ * (every turn saves a trip through TCP). Products, not divisions: the BPF
+ * side has no cheap 64-bit divide, and with the thresholds' bounds above
+ * they cannot overflow.
+ */
+static inline __attribute__((always_inline)) __u32
+ferry_sm_shape_of(const struct ferry_sm_svc *s, const struct ferry_sm_rule *r)
+{
+	if (!s->ev_writes)
+		return FERRY_SM_SHAPE_NONE;
+	if (s->ev_turns &&
+	    s->ev_bytes <= s->ev_turns * r->rr_max_bytes_per_turn)
+		return FERRY_SM_SHAPE_REQ_RESP;
+	return FERRY_SM_SHAPE_STREAM;
+}
+
+/*
+ * The decision the evidence gives (enum ferry_sm_decision), reason in
+ * *reason: learning until learn_samples sockets were measured; then
+ * redirect for request/response or large writes, plain for a stream of
+ * smaller writes (an ingress redirect makes one sk_msg and one wake-up per
+ * send(), slower than TCP's coalescing).
+ */
+static inline __attribute__((always_inline)) __u32
+ferry_sm_learned(const struct ferry_sm_svc *s, const struct ferry_sm_rule *r,
+		 __u32 *reason)
+{
+	if (s->samples < r->learn_samples || !s->ev_writes) {
+		*reason = FERRY_SM_R_LEARNING;
+		return FERRY_SM_D_LEARN;
+	}
+	if (ferry_sm_shape_of(s, r) == FERRY_SM_SHAPE_REQ_RESP) {
+		*reason = FERRY_SM_R_REQ_RESP;
+		return FERRY_SM_D_REDIRECT;
+	}
+	if (s->ev_bytes >= s->ev_writes * r->min_mean_write) {
+		*reason = FERRY_SM_R_LARGE_WRITES;
+		return FERRY_SM_D_REDIRECT;
+	}
+	*reason = FERRY_SM_R_SMALL_STREAM;
+	return FERRY_SM_D_PLAIN;
+}
+
 /*
  * Per-socket storage: the key its flow entry is under, its service, and
  * what it has sent since it was established (single writer: the socket's

@@ -31,7 +31,9 @@
  * ESTABLISHED decides and leaves the answer for its peer (ferry_sm_pending),
  * so both ends agree. Every socket of a matched local connection, plain or
  * redirected, is measured by the send/receive tracepoints (bytes, writes,
- * turns) and folded into its service, which learns from that:
+ * turns) and folded into its service, which learns from that (the rule
+ * is ferry_sm_learned() in ferry_abi.h, shared with `sockmap show` and the
+ * unit tests):
  *
  *   redirect  request/response: ev_bytes <= ev_turns * rr_max_bytes_per_turn
  *             (the redirect saves a trip through TCP per turn), or
@@ -43,6 +45,11 @@
  *
  * A policy (ferry_sm_policy, by address and port or port alone) pins a
  * service; attach's `default` does for services without a policy.
+ *
+ * The tracepoints cost every send() and recv() of the host a dispatch, so
+ * userspace detaches them while nothing needs them (quiet, below): then
+ * sockops redirects nothing and asks for them back (wake) when a
+ * connection would be measured or redirected.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -66,9 +73,7 @@ const volatile __u32 probe;
 const volatile __u32 default_decision = FERRY_SM_D_LEARN;
 /* The learning rule's thresholds (see the head comment); docs/performance.md
  * has the measurements they come from. */
-const volatile __u64 learn_samples = 4;		    /* sockets measured first */
-const volatile __u64 rr_max_bytes_per_turn = 16384; /* request/response */
-const volatile __u64 min_mean_write = 16384;	    /* large writes */
+const volatile struct ferry_sm_rule rule = FERRY_SM_RULE_DEFAULT;
 const volatile __u64 fold_writes = 64; /* a socket folds every N writes */
 const volatile __u64 ev_cap = 1 << 16; /* evidence halves past N writes */
 
@@ -82,6 +87,17 @@ __u64 no_flow_slot;	/* socket storage could not be made: left alone */
 __u64 no_svc_slot;	/* the service table refused an entry: plain TCP */
 __u64 decided_redirect; /* connections decided: redirect */
 __u64 decided_plain;	/* connections decided: plain (learning included) */
+/*
+ * Quiet: userspace detached the send/receive tracepoints, which every
+ * send() and recv() of the host pays for while they are attached, because
+ * nothing needs them (no socket in the SOCKHASH, no service learning or
+ * decided redirect). A connection that would need them sets wake, and the
+ * tick attaches them again; one that would be redirected meanwhile stays
+ * plain (its bytes could not be counted), counted in quiet_plain.
+ */
+__u32 quiet;
+__u32 wake;
+__u64 quiet_plain;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -241,26 +257,6 @@ static __always_inline int port_match(__u16 port)
 	return 0;
 }
 
-/* The learned decision from a service's evidence (the head comment). */
-static __always_inline __u32 learned(const struct ferry_sm_svc *s,
-				     __u32 *reason)
-{
-	if (s->samples < learn_samples) {
-		*reason = FERRY_SM_R_LEARNING;
-		return FERRY_SM_D_LEARN;
-	}
-	if (s->ev_turns && s->ev_bytes <= s->ev_turns * rr_max_bytes_per_turn) {
-		*reason = FERRY_SM_R_REQ_RESP;
-		return FERRY_SM_D_REDIRECT;
-	}
-	if (s->ev_writes && s->ev_bytes >= s->ev_writes * min_mean_write) {
-		*reason = FERRY_SM_R_LARGE_WRITES;
-		return FERRY_SM_D_REDIRECT;
-	}
-	*reason = FERRY_SM_R_SMALL_STREAM;
-	return FERRY_SM_D_PLAIN;
-}
-
 /*
  * Adds what a socket sent since its last fold to its service and moves the
  * learned decision. Atomic adds: the sockets of a service fold from any
@@ -272,6 +268,11 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 	__u64 b = st->bytes - st->folded_bytes;
 	__u64 w = st->writes - st->folded_writes;
 	__u64 t = st->turns - st->folded_turns;
+	const struct ferry_sm_rule r = {
+		.learn_samples = rule.learn_samples,
+		.rr_max_bytes_per_turn = rule.rr_max_bytes_per_turn,
+		.min_mean_write = rule.min_mean_write,
+	};
 	struct ferry_sm_svc *s;
 	__u32 d, reason;
 
@@ -304,7 +305,7 @@ static __always_inline void fold(struct ferry_sm_sk *st)
 		s->ev_writes /= 2;
 		s->ev_turns /= 2;
 	}
-	d = learned(s, &reason);
+	d = ferry_sm_learned(s, &r, &reason);
 	if (d != s->decision && s->decision != FERRY_SM_D_LEARN)
 		__sync_fetch_and_add(&s->decision_changes, 1);
 	s->decision = d;
@@ -327,7 +328,8 @@ static __always_inline void svc_of(const struct ferry_sock_key *k, int passive,
 
 /* A new connection's decision: a policy for its address and port, else
  * for its port, else attach's default, else what the service learned. */
-static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc)
+static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc,
+				    int *learning)
 {
 	struct ferry_sm_policy_key pk = {};
 	struct ferry_sm_svc zero = {}, *s;
@@ -360,6 +362,7 @@ static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc)
 	if (!pol && default_decision != FERRY_SM_D_LEARN)
 		return default_decision;
 	/* Learning: plain TCP until the evidence says a redirect wins. */
+	*learning = s->decision == FERRY_SM_D_LEARN;
 	return s->decision == FERRY_SM_D_REDIRECT ? FERRY_SM_D_REDIRECT
 						  : FERRY_SM_D_PLAIN;
 }
@@ -380,7 +383,7 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 	struct ferry_sm_sk *st;
 	struct bpf_sock *sk;
 	__u32 d, *pend;
-	int first = 0;
+	int first = 0, learning = 0;
 
 	if (draining)
 		return;
@@ -414,7 +417,13 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 		bpf_map_delete_elem(&ferry_sm_pending, &k);
 	} else {
 		first = 1;
-		d = decide(&svc);
+		d = decide(&svc, &learning);
+		if (quiet && (learning || d == FERRY_SM_D_REDIRECT))
+			wake = 1;
+		if (quiet && d == FERRY_SM_D_REDIRECT) {
+			d = FERRY_SM_D_PLAIN;
+			__sync_fetch_and_add(&quiet_plain, 1);
+		}
 		key_swap(&k, &peer);
 		bpf_map_update_elem(&ferry_sm_pending, &peer, &d, BPF_ANY);
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * cmd_sockmap.c - `sockmap attach|detach|show|policy add|policy del`: arguments are parsed and
- * checked here, the rest (cgroup, kernel support) by dataplane/local/sockmap.c,
- * before anything is attached.
+ * cmd_sockmap.c - `sockmap attach|detach|show|policy add|policy del`:
+ * arguments are parsed and checked here, the rest (cgroup, kernel support)
+ * by dataplane/local/sockmap.c, before anything is attached.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -67,11 +67,31 @@ static const struct ctl_opt attach_rows[] = {
 	 .size = sizeof(int), .words = decision_words,
 	 .help = "services without a policy: learn which connections to "
 		 "redirect, or all plain, or all redirected"},
+	{"warmup", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params, rule.learn_samples),
+	 .size = sizeof(__u64), .min = 1, .max = FERRY_SM_LEARN_SAMPLES_MAX,
+	 .metavar = "N",
+	 .help = "learning: sockets of a service measured before it is "
+		 "decided"},
+	{"rr-max", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params,
+			 rule.rr_max_bytes_per_turn),
+	 .size = sizeof(__u64), .max = FERRY_SM_RULE_BYTES_MAX,
+	 .metavar = "BYTES",
+	 .help = "learning: request/response (redirected) at most this many "
+		 "bytes per turn; 0: nothing is"},
+	{"min-write", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params, rule.min_mean_write),
+	 .size = sizeof(__u64), .max = FERRY_SM_RULE_BYTES_MAX,
+	 .metavar = "BYTES",
+	 .help = "learning: a stream is redirected when its mean write is at "
+		 "least this; 0: every stream is"},
 };
 
 static const struct ferry_sockmap_params attach_dflt = {
 	.mode = FERRY_SM_MODE_AUTO,
 	.dflt = FERRY_SM_D_LEARN,
+	.rule = FERRY_SM_RULE_DEFAULT,
 };
 
 static const struct ctl_syntax attach_syntax = {
@@ -142,7 +162,18 @@ static const struct ctl_opt policy_add_rows[] = {
 	 .help = "what its new connections get (learn: what it measured)"},
 };
 
+/*
+ * `sockmap policy add dst SERVICE DECISION`, as ACLs and proxies name a
+ * destination; the form without `dst` is what ferryd saved before, kept so
+ * that those config files still load. Same rows, same handlers.
+ */
 static const struct ctl_syntax policy_add_syntax = {
+	CTL_OPTS(policy_add_rows),
+	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy add dst",
+};
+
+static const struct ctl_syntax policy_add_bare_syntax = {
 	CTL_OPTS(policy_add_rows),
 	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy add",
@@ -152,29 +183,64 @@ static const struct ctl_syntax policy_del_syntax = {
 	policy_add_rows,
 	1,
 	.size = sizeof(struct ferry_sockmap_policy),
+	.command = "sockmap policy del dst",
+};
+
+static const struct ctl_syntax policy_del_bare_syntax = {
+	policy_add_rows,
+	1,
+	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy del",
 };
 
-static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
-				  json_t **data, struct ferry_err *err)
+static int policy_add(void *ctx, const struct ctl_syntax *syn, int argc,
+		      char **argv, struct ferry_err *err)
 {
 	struct ferry_sockmap_policy p;
-	int rc = cmd_parse(&policy_add_syntax, argc, argv, &p, err);
+	int rc = cmd_parse(syn, argc, argv, &p, err);
 
 	if (rc)
 		return rc;
 	return ferry_sockmap_policy_add(SM(ctx), &p, err);
 }
 
-static int cmd_sockmap_policy_del(void *ctx, int argc, char **argv,
-				  json_t **data, struct ferry_err *err)
+static int policy_del(void *ctx, const struct ctl_syntax *syn, int argc,
+		      char **argv, struct ferry_err *err)
 {
 	struct ferry_sockmap_policy p;
-	int rc = cmd_parse(&policy_del_syntax, argc, argv, &p, err);
+	int rc = cmd_parse(syn, argc, argv, &p, err);
 
 	if (rc)
 		return rc;
 	return ferry_sockmap_policy_del(SM(ctx), &p.key, err);
+}
+
+static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_add(ctx, &policy_add_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_add_bare(void *ctx, int argc, char **argv,
+				       json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_add(ctx, &policy_add_bare_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_del(void *ctx, int argc, char **argv,
+				  json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_del(ctx, &policy_del_syntax, argc, argv, err);
+}
+
+static int cmd_sockmap_policy_del_bare(void *ctx, int argc, char **argv,
+				       json_t **data, struct ferry_err *err)
+{
+	(void)data;
+	return policy_del(ctx, &policy_del_bare_syntax, argc, argv, err);
 }
 
 static void sockmap_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
@@ -187,7 +253,8 @@ static void sockmap_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 		return;
 	/* Policies first: the attachment starts with them in its map. */
 	for (i = 0; ferry_sockmap_policy_get(ctx->sm, i, &pol) == 0; i++)
-		cmd_buf_line(b, "sockmap policy add", &policy_add_syntax, &pol);
+		cmd_buf_line(b, "sockmap policy add dst", &policy_add_syntax,
+			     &pol);
 	if (ferry_sockmap_get(ctx->sm, &p) == 0)
 		cmd_buf_line(b, "sockmap attach", &attach_syntax, &p);
 }
@@ -199,15 +266,23 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "into a SOCKHASH and each send is redirected to the peer's ingress; "
 	 "verdict auto: permanent where the kernel has BPF_F_PERMANENT, else "
 	 "apply-bytes (one verdict per 4 GiB); per-message is a diagnostic "
-	 "baseline",
+	 "baseline; default learn redirects a service's new connections once "
+	 "warmup sockets of it showed request/response (at most rr-max bytes "
+	 "per turn) or a mean write of at least min-write",
 	 cmd_sockmap_attach, &attach_syntax},
-	{"sockmap policy add", NULL,
+	{"sockmap policy add dst", NULL,
 	 "pin a service (its server's port, or address and port) to plain "
 	 "TCP or to the redirect, or back to learning; new connections "
 	 "follow it, established ones keep what they got",
 	 cmd_sockmap_policy_add, &policy_add_syntax},
-	{"sockmap policy del", NULL, "remove a service's policy",
+	{"sockmap policy add", NULL,
+	 "the same as `sockmap policy add dst` (the form of older configs)",
+	 cmd_sockmap_policy_add_bare, &policy_add_bare_syntax},
+	{"sockmap policy del dst", NULL, "remove a service's policy",
 	 cmd_sockmap_policy_del, &policy_del_syntax},
+	{"sockmap policy del", NULL,
+	 "the same as `sockmap policy del dst` (the form of older configs)",
+	 cmd_sockmap_policy_del_bare, &policy_del_bare_syntax},
 	{"sockmap detach", "",
 	 "stop accelerating: no new sockets, live flows back to plain TCP "
 	 "(a socket with redirected data queued stays until it closes)",
@@ -215,8 +290,10 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	{"sockmap show", "",
 	 "the attachment, the verdict mechanism in use, the BPF_F_PERMANENT "
 	 "probe, the policies, per service its decision for new connections "
-	 "with the evidence (measured sockets, mean write, turns per KiB) "
-	 "and counters, and per redirected flow direction its verdict runs "
+	 "with the evidence (measured sockets, mean write, turns per KiB, "
+	 "req-resp or stream) "
+	 "and counters, whether it is measuring (not while every service is "
+	 "decided plain), and per redirected flow direction its verdict runs "
 	 "and bytes",
 	 cmd_sockmap_show},
 };

@@ -54,6 +54,12 @@ static const char *const reason_names[] = {
 #undef FERRY_SM_REASON_NAME
 };
 
+static const char *const shape_names[] = {
+#define FERRY_SM_SHAPE_NAME(id, name) [FERRY_SM_SHAPE_##id] = name,
+	FERRY_SM_SHAPES(FERRY_SM_SHAPE_NAME)
+#undef FERRY_SM_SHAPE_NAME
+};
+
 /* What the kernel said to flag bit 1. */
 enum sm_probe {
 	SM_PROBE_NOT_RUN,
@@ -68,6 +74,7 @@ struct sm_inst {
 	struct bpf_link *sockops_link;
 	struct bpf_link *tp_link;
 	struct bpf_link *recv_link;
+	int quiet_ticks; /* ticks in a row that nothing needed the tracepoints */
 	int cgroup_fd;
 	bool msg_attached;
 	int mode_asked; /* as given, for the config line */
@@ -310,6 +317,7 @@ static void key_swap(const struct ferry_sock_key *k, struct ferry_sock_key *o)
 /* ---------------------------------------------------------- instances */
 
 static json_t *inst_json(const struct sm_inst *in);
+static void wake_up(struct sm_inst *in, const char *why);
 static json_t *services_json(const struct ferry_sockmap *sm,
 			     const struct sm_inst *in);
 
@@ -362,6 +370,8 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 		in->skel->rodata->n_ranges = p->n_ranges;
 		memcpy((void *)in->skel->rodata->ranges, p->ranges,
 		       p->n_ranges * sizeof(p->ranges[0]));
+		memcpy((void *)&in->skel->rodata->rule, &p->rule,
+		       sizeof(p->rule));
 	}
 	/* The probe needs neither the cgroup hook nor the byte counter. */
 	if (probe) {
@@ -636,6 +646,11 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 	if (i < 0)
 		i = (int)sm->n_policies++;
 	sm->policies[i] = *p;
+	/* Only a plain policy can't turn a service's connections redirected
+	 * (learn gives back what it learned, maybe redirect): a quiet
+	 * attachment would keep them plain. */
+	if (sm->cur && p->decision != FERRY_SM_D_PLAIN)
+		wake_up(sm->cur, "a policy");
 	ferry_sockmap_service_text(&p->key, svc, sizeof(svc));
 	log_info("sockmap: policy %s %s", svc, decision_names[p->decision]);
 	return 0;
@@ -659,6 +674,9 @@ int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
 		(sm->n_policies - (unsigned)i - 1) * sizeof(sm->policies[0]));
 	sm->n_policies--;
 	log_info("sockmap: policy %s removed", svc);
+	/* The service goes back to what it learned, maybe redirect. */
+	if (sm->cur)
+		wake_up(sm->cur, "a policy removed");
 	return 0;
 }
 
@@ -703,6 +721,137 @@ static json_t *policies_json(const struct ferry_sockmap *sm)
 				  decision_names[sm->policies[i].decision]));
 	}
 	return arr;
+}
+
+/* ------------------------------------------------------ quiet periods */
+
+/* The send and receive tracepoints: what measures and counts. */
+static int tps_attach(struct sm_inst *in, struct ferry_err *msg)
+{
+	int err;
+
+	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
+	if (!in->tp_link) {
+		err = -errno;
+		return ferry_fail(msg, err,
+				  "sockmap: cannot attach the sock_send_length "
+				  "tracepoint: %s",
+				  strerror(-err));
+	}
+	in->recv_link = bpf_program__attach(in->skel->progs.ferry_sm_recvd);
+	if (!in->recv_link) {
+		err = -errno;
+		bpf_link__destroy(in->tp_link);
+		in->tp_link = NULL;
+		return ferry_fail(msg, err,
+				  "sockmap: cannot attach the sock_recv_length "
+				  "tracepoint: %s",
+				  strerror(-err));
+	}
+	return 0;
+}
+
+/* Whether the SOCKHASH holds a socket: one key, not a count (per tick). */
+static bool sock_any(const struct sm_inst *in)
+{
+	struct ferry_sock_key k;
+
+	return !bpf_map_get_next_key(bpf_map__fd(in->skel->maps.ferry_sm_socks),
+				     NULL, &k);
+}
+
+static void tps_detach(struct sm_inst *in)
+{
+	bpf_link__destroy(in->recv_link);
+	bpf_link__destroy(in->tp_link);
+	in->recv_link = NULL;
+	in->tp_link = NULL;
+}
+
+/*
+ * Whether nothing needs the tracepoints: no socket in the SOCKHASH (its
+ * bytes are counted by them) and no service that could have a connection
+ * redirected (attach's default, a policy, a learned redirect) or that is
+ * still learning, and at least one service (a fresh attachment has its
+ * first connections to measure). Then only services decided plain are
+ * left, whose new connections stay plain whether measured or not.
+ */
+static bool can_quiet(const struct ferry_sockmap *sm, const struct sm_inst *in)
+{
+	int fd = bpf_map__fd(in->skel->maps.ferry_sm_svcs);
+	struct ferry_sm_svc_key k, next;
+	const struct ferry_sockmap_policy *pol;
+	struct ferry_sm_svc v;
+	void *prev = NULL;
+	unsigned i, n = 0;
+
+	if (in->dflt == FERRY_SM_D_REDIRECT || sock_any(in))
+		return false;
+	for (i = 0; i < sm->n_policies; i++)
+		if (sm->policies[i].decision == FERRY_SM_D_REDIRECT)
+			return false;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		n++;
+		pol = policy_of(sm, &k);
+		if (pol && pol->decision == FERRY_SM_D_PLAIN)
+			continue;
+		if (!pol && in->dflt == FERRY_SM_D_PLAIN)
+			continue;
+		if (v.decision != FERRY_SM_D_PLAIN)
+			return false;
+	}
+	/* None yet: the first connections will learn, measured. */
+	return n > 0;
+}
+
+/* The tracepoints back: a connection asked (wake) or a policy needs them. */
+static void wake_up(struct sm_inst *in, const char *why)
+{
+	struct ferry_err msg;
+
+	if (!in->skel->bss->quiet)
+		return;
+	if (tps_attach(in, &msg)) {
+		/* wake stays set: the next tick tries again. */
+		log_warn("%s", msg.msg);
+		return;
+	}
+	in->skel->bss->wake = 0;
+	in->skel->bss->quiet = 0;
+	in->quiet_ticks = 0;
+	log_info("sockmap: measuring again (%s)", why);
+}
+
+/* Ticks in a row with nothing to measure before the tracepoints go. */
+#define SM_QUIET_TICKS 3
+
+static void quiet_tick(struct ferry_sockmap *sm, struct sm_inst *in)
+{
+	if (in->skel->bss->quiet) {
+		if (in->skel->bss->wake)
+			wake_up(in, "a connection needs it");
+		return;
+	}
+	if (!can_quiet(sm, in)) {
+		in->quiet_ticks = 0;
+		return;
+	}
+	if (++in->quiet_ticks < SM_QUIET_TICKS)
+		return;
+	/* Quiet first: from here sockops redirects nothing. A connection
+	 * redirected just before is seen by the count below. */
+	in->skel->bss->quiet = 1;
+	tps_detach(in);
+	log_info("sockmap: every service decided plain: tracepoints "
+		 "detached until a connection needs them");
+	if (sock_any(in)) {
+		in->skel->bss->wake = 1;
+		wake_up(in, "a socket was added meanwhile");
+	}
 }
 
 int ferry_sockmap_attach(struct ferry_sockmap *sm,
@@ -764,24 +913,9 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	}
 	/* Counting first, the cgroup hook last: a socket is only added once
 	 * everything that serves it is in place. */
-	in->tp_link = bpf_program__attach(in->skel->progs.ferry_sm_sent);
-	if (!in->tp_link) {
-		err = -errno;
-		ferry_fail(msg, err,
-			   "sockmap: cannot attach the sock_send_length "
-			   "tracepoint: %s",
-			   strerror(-err));
+	err = tps_attach(in, msg);
+	if (err)
 		goto err_inst;
-	}
-	in->recv_link = bpf_program__attach(in->skel->progs.ferry_sm_recvd);
-	if (!in->recv_link) {
-		err = -errno;
-		ferry_fail(msg, err,
-			   "sockmap: cannot attach the sock_recv_length "
-			   "tracepoint: %s",
-			   strerror(-err));
-		goto err_inst;
-	}
 	err = policies_write(sm, in);
 	if (err) {
 		ferry_fail(msg, err, "sockmap: cannot write the policies: %s",
@@ -884,6 +1018,8 @@ int ferry_sockmap_detach(struct ferry_sockmap *sm, json_t **data,
 
 void ferry_sockmap_tick(struct ferry_sockmap *sm)
 {
+	if (sm->cur)
+		quiet_tick(sm, sm->cur);
 	if (sm->draining && !sock_count(sm->draining)) {
 		log_info("sockmap: the last draining socket closed");
 		retire(sm, sm->draining);
@@ -929,6 +1065,15 @@ static json_t *flows_json(const struct sm_inst *in)
 	return arr;
 }
 
+/* The thresholds the attachment's sockops program was loaded with. */
+static struct ferry_sm_rule sm_rule(const struct sm_inst *in)
+{
+	struct ferry_sm_rule r;
+
+	memcpy(&r, (const void *)&in->skel->rodata->rule, sizeof(r));
+	return r;
+}
+
 /*
  * What a new connection of the service gets and why: the same order as the
  * BPF side's decide() (policy, attach's default, the learned decision).
@@ -940,6 +1085,7 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 {
 	const struct ferry_sockmap_policy *pol = policy_of(sm, k);
 	struct ferry_sm_policy_key pk = {.port = k->port, .family = k->family};
+	const struct ferry_sm_rule rule = sm_rule(in);
 	uint32_t d = v->decision, reason = v->reason;
 	double mean = 0, turns_kb = 0;
 	json_t *counters;
@@ -966,18 +1112,20 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 				    json_integer((json_int_t)v->name));
 	FERRY_SM_SVC_COUNTERS(FERRY_SM_SVC_JSON)
 #undef FERRY_SM_SVC_JSON
-	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:f, "
-			 "s:f}, s:o*}",
-			 "service", svc, "netns", (json_int_t)k->netns,
-			 "decision", ferry_sockmap_decision_name((int)d),
-			 "reason", reason_name(reason), "learned",
-			 ferry_sockmap_decision_name((int)v->decision),
-			 "pinned", pol && pol->decision != FERRY_SM_D_LEARN,
-			 "evidence", "samples", (json_int_t)v->samples,
-			 "writes", (json_int_t)v->ev_writes, "mean_write",
-			 (double)(int64_t)(mean + 0.5), "turns_per_kb",
-			 (double)(int64_t)(turns_kb * 100 + 0.5) / 100,
-			 "counters", counters);
+	return json_pack(
+		"{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:s, "
+		"s:I, s:f, s:f}, s:o*}",
+		"service", svc, "netns", (json_int_t)k->netns, "decision",
+		ferry_sockmap_decision_name((int)d), "reason",
+		reason_name(reason), "learned",
+		ferry_sockmap_decision_name((int)v->decision), "pinned",
+		pol && pol->decision != FERRY_SM_D_LEARN, "evidence", "samples",
+		(json_int_t)v->samples, "writes", (json_int_t)v->ev_writes,
+		"shape", shape_names[ferry_sm_shape_of(v, &rule)],
+		"learn_samples", (json_int_t)rule.learn_samples, "mean_write",
+		(double)(int64_t)(mean + 0.5), "turns_per_kb",
+		(double)(int64_t)(turns_kb * 100 + 0.5) / 100, "counters",
+		counters);
 }
 
 static json_t *services_json(const struct ferry_sockmap *sm,
@@ -1002,20 +1150,25 @@ static json_t *services_json(const struct ferry_sockmap *sm,
 static json_t *inst_json(const struct sm_inst *in)
 {
 	const struct ferry_sockmap_bpf__bss *b = in->skel->bss;
+	const struct ferry_sm_rule rule = sm_rule(in);
 
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:I, s:I, "
-		"s:I, s:I}, s:o}",
+		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:b, s:i, "
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
 		mode_names[in->mode], "default", decision_names[in->dflt],
+		"rule", "warmup", (json_int_t)rule.learn_samples, "rr_max",
+		(json_int_t)rule.rr_max_bytes_per_turn, "min_write",
+		(json_int_t)rule.min_mean_write, "measuring", !b->quiet,
 		"sockets", sock_count(in), "counters", "sockets_added",
 		(json_int_t)b->added, "add_failed", (json_int_t)b->add_failed,
 		"not_local", (json_int_t)b->not_local, "no_flow_slot",
 		(json_int_t)b->no_flow_slot, "no_svc_slot",
 		(json_int_t)b->no_svc_slot, "decided_redirect",
 		(json_int_t)b->decided_redirect, "decided_plain",
-		(json_int_t)b->decided_plain, "flows", flows_json(in));
+		(json_int_t)b->decided_plain, "quiet_plain",
+		(json_int_t)b->quiet_plain, "flows", flows_json(in));
 }
 
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
@@ -1053,6 +1206,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 	p->cgroup = in->cgroup;
 	p->mode = in->mode_asked;
 	p->dflt = in->dflt;
+	p->rule = sm_rule(in);
 	/* The ports as given parsed again: they were accepted then. */
 	if (in->ports[0] &&
 	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, &msg))

@@ -7,7 +7,9 @@
  *
  * Which connections are redirected is decided per service, once per
  * connection when it is established, from what the service's earlier
- * connections were measured to do or from an operator's policy.
+ * connections were measured to do or from an operator's policy. While
+ * every service is decided plain and nothing is redirected, the programs
+ * that measure are detached (the tick does it, and brings them back).
  *
  * One attachment at a time. Detach stops adding sockets and moves every
  * flow it safely can back to plain TCP at once; a socket that has
@@ -35,6 +37,7 @@ struct ferry_sockmap_params {
 	unsigned n_ranges; /* 0: every port */
 	int mode;	   /* enum ferry_sm_mode or FERRY_SM_MODE_AUTO */
 	int dflt;	   /* enum ferry_sm_decision: services without policy */
+	struct ferry_sm_rule rule; /* the learning rule's thresholds */
 };
 
 /*

@@ -13,11 +13,13 @@
 #   - then, run at the same time, the stream's new connection stays plain
 #     (not in the SOCKHASH, no flow entry) and the request/response one is
 #     redirected (every byte), both byte-exact;
-#   - `sockmap policy` pins a service either way, by port or address and
-#     port (IPv4 and IPv6), and `policy del` gives it back to learning; bad policies are
-#     refused; policies show in `show config`, before the attach line;
+#   - `sockmap policy add dst` (and the older form without dst) pins a
+#     service either way, by port or address and port (IPv4 and IPv6), and
+#     `policy del` gives it back to learning; bad policies are refused; policies show in `show config`, before the attach line;
 #   - a connection keeps its decision for its life: a policy added while
 #     it runs does not move it;
+#   - attach's warmup/rr-max/min-write move the rule: with min-write 1000
+#     the 1 KiB stream learns redirect (large-writes) after 2 sockets;
 #   - ferryd shut down and started again from its saved config while a
 #     redirected request/response connection and a plain stream are open:
 #     both go on byte-exact over TCP, and the policies come back.
@@ -128,8 +130,10 @@ assert_eq "stream: connections redirected" 0 "$(svc $ST counters.conns_redirecte
 assert_eq "stream: bytes measured on plain TCP" 16000000 "$(svc $ST counters.bytes_plain)"
 assert_eq "stream: mean write" 1024 "$(svc $ST evidence.mean_write)"
 assert_eq "stream: turns per KiB" 0 "$(svc $ST evidence.turns_per_kb)"
+assert_eq "stream: shape" stream "$(svc $ST evidence.shape)"
 assert_eq "rr: decision" redirect "$(svc $RR decision)"
 assert_eq "rr: reason" req-resp "$(svc $RR reason)"
+assert_eq "rr: shape" req-resp "$(svc $RR evidence.shape)"
 assert_eq "rr: connections redirected while learning" 0 "$(svc $RR counters.conns_redirected)"
 # Both ends write: 4000 requests of 64 B, 4000 responses of 128 B.
 assert_eq "rr: bytes measured on plain TCP" $((4000 * 192)) "$(svc $RR counters.bytes_plain)"
@@ -166,18 +170,23 @@ assert_eq "side by side: connections decided redirect, plain (attachment)" "1 7"
 	"$(tb_ctlj $D sockmap show | jq -r '"\(.data.counters.decided_redirect) \(.data.counters.decided_plain)"')"
 
 # ---- policies ----
+err EINVAL sockmap policy add dst
+err EINVAL sockmap policy add dst $ST
+err EINVAL sockmap policy add dst dst plain
+err EINVAL sockmap policy add dst 0 plain
+err EINVAL sockmap policy add dst 70000 plain
+err EINVAL sockmap policy add dst $ST sometimes
+err EINVAL sockmap policy add dst 1.2.3:$ST plain
+err EINVAL sockmap policy add dst "[::1:$ST" plain
+err EINVAL sockmap policy add dst $ST plain extra
 err EINVAL sockmap policy add
-err EINVAL sockmap policy add $ST
-err EINVAL sockmap policy add 0 plain
-err EINVAL sockmap policy add 70000 plain
 err EINVAL sockmap policy add $ST sometimes
-err EINVAL sockmap policy add 1.2.3:$ST plain
-err EINVAL sockmap policy add "[::1:$ST" plain
-err EINVAL sockmap policy add $ST plain extra
+err ENOENT sockmap policy del dst 7999
+err ENOENT sockmap policy del dst 127.0.0.1:$ST
 err ENOENT sockmap policy del 7999
-err ENOENT sockmap policy del 127.0.0.1:$ST
 
-tb_do $D sockmap policy add $ST redirect >/dev/null
+# The form with dst, and the one of configs saved before it.
+tb_do $D sockmap policy add dst $ST redirect >/dev/null
 tb_do $D sockmap policy add 127.0.0.1:$RR plain >/dev/null
 tb_do $D sockmap policy add "[::1]:7150" plain >/dev/null
 assert_eq "pinned stream: decision, reason, pinned" "redirect policy true" \
@@ -190,26 +199,26 @@ rr $RR 1000
 assert_eq "pinned rr: connections redirected (unchanged)" 1 "$(svc $RR counters.conns_redirected)"
 conf=$(tb_ctlj $D show config | jq -r .data)
 echo "$conf"
-assert_match "show config: port policy" "sockmap policy add $ST redirect" "$conf"
-assert_match "show config: address policy" "sockmap policy add 127.0.0.1:$RR plain" "$conf"
-assert_match "show config: v6 policy" "sockmap policy add \[::1\]:7150 plain" "$conf"
+assert_match "show config: port policy" "sockmap policy add dst $ST redirect" "$conf"
+assert_match "show config: address policy" "sockmap policy add dst 127.0.0.1:$RR plain" "$conf"
+assert_match "show config: v6 policy" "sockmap policy add dst \[::1\]:7150 plain" "$conf"
 assert_match "show config: policies before the attach line" \
-	"policy add \[::1\]:7150 plain.*sockmap attach" "$(tr '\n' ' ' <<<"$conf")"
+	"policy add dst \[::1\]:7150 plain.*sockmap attach" "$(tr '\n' ' ' <<<"$conf")"
 assert_json '.data.policies | length' 3 "$(tb_do $D sockmap show)"
 tb_do $D sockmap policy del "[::1]:7150" >/dev/null
-tb_do $D sockmap policy del $ST >/dev/null
+tb_do $D sockmap policy del dst $ST >/dev/null
 assert_eq "stream back to learning: decision" "plain small-stream false" \
 	"$(svc $ST decision) $(svc $ST reason) $(svc $ST pinned)"
 
 # ---- IPv6: a service pinned by its address ----
 tb_exec h sysctl -qw net.ipv6.conf.lo.disable_ipv6=0
-tb_do $D sockmap policy add "[::1]:7103" redirect >/dev/null
+tb_do $D sockmap policy add dst "[::1]:7103" redirect >/dev/null
 RR_ADDR='[::1]' rr 7103 500
 v6=$(tb_ctlj $D sockmap show | jq -c '[.data.services[] | select(.service == "[::1]:7103")] | first')
 echo "    $v6"
 assert_json '"\(.decision) \(.reason) \(.counters.conns_redirected)"' "redirect policy 1" "$v6"
 assert_eq "IPv6 pinned: requests redirected" $((500 * 64)) "$(dir 7103 bytes_redirected)"
-tb_do $D sockmap policy del "[::1]:7103" >/dev/null
+tb_do $D sockmap policy del dst "[::1]:7103" >/dev/null
 
 # ---- sticky: a policy added mid-connection does not move it ----
 tb_tcpx_server h "127.0.0.1:$ST" "$TB_RUN/st-sticky.json" --cgroup "$CG" --rate 20M
@@ -218,7 +227,7 @@ tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$ST" -n 40000000 -m 1024 >/dev/n
 cp=$!
 tb_track $cp
 sleep 0.5
-tb_do $D sockmap policy add $ST redirect >/dev/null
+tb_do $D sockmap policy add dst $ST redirect >/dev/null
 rc=0
 wait $cp || rc=$?
 wait $sp || rc=$?
@@ -226,11 +235,11 @@ assert_eq "sticky: exit codes" 0 "$rc"
 assert_json '"\(.ok) \(.bytes)"' "true 40000000" "$(cat "$TB_RUN/st-sticky.json")"
 assert_eq "sticky: the only stream direction ever in the SOCKHASH is the pinned one" 1 \
 	"$(tb_ctlj $D sockmap show | jq '[.data.flows[] | select(.dst == "127.0.0.1:7101")] | length')"
-tb_do $D sockmap policy del $ST >/dev/null
+tb_do $D sockmap policy del dst $ST >/dev/null
 
 # ---- restart: established connections go on, policies come back ----
-tb_do $D sockmap policy del 127.0.0.1:$RR >/dev/null
-tb_do $D sockmap policy add 7160 plain >/dev/null
+tb_do $D sockmap policy del dst 127.0.0.1:$RR >/dev/null
+tb_do $D sockmap policy add dst 7160 plain >/dev/null
 # A redirected rr connection that pauses, idle, while ferryd restarts.
 rr_server $RR "$TB_RUN/rr-restart.json"
 rsp=$RR_PID
@@ -250,6 +259,9 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 assert_eq "restart: the rr connection is redirected before" 1 "$r"
+# The SOCKHASH itself: both ends of the rr connection, none of the stream.
+assert_eq "restart: sockets in the SOCKHASH (the rr pair, not the stream)" 2 \
+	"$(tb_ctlj $D sockmap show | jq .data.sockets)"
 sleep 1
 tb_do $D save "$TB_RUN/saved.conf" >/dev/null
 tb_do $D shutdown >/dev/null
@@ -274,5 +286,22 @@ assert_eq "restart: stream exit codes" 0 "$rc"
 assert_json '"\(.ok) \(.bytes)"' "true 60000000" "$(cat "$TB_RUN/st-restart.json")"
 # The new attachment learns afresh: not an error, a fact to see.
 assert_eq "restart: the old connections are not in the new SOCKHASH" none "$(dir $RR redirects)"
+tb_do $D sockmap detach >/dev/null
+
+# ---- the rule's thresholds: a host where 1 KiB writes win redirected ----
+err ERANGE sockmap attach cgroup "$CG" ports 7100-7199 warmup 0
+err EINVAL sockmap attach cgroup "$CG" ports 7100-7199 min-write lots
+err ERANGE sockmap attach cgroup "$CG" ports 7100-7199 rr-max $((1 << 31))
+out=$(tb_do $D sockmap attach cgroup "$CG" ports 7100-7199 warmup 2 min-write 1000)
+assert_json '"\(.data.rule.warmup) \(.data.rule.rr_max) \(.data.rule.min_write)"' "2 16384 1000" "$out"
+assert_match "show config: the thresholds given" \
+	"sockmap attach cgroup \"$CG\" ports 7100-7199 warmup 2 min-write 1000$" \
+	"$(tb_ctlj $D show config | jq -r .data)"
+stream $ST 2000000
+stream $ST 2000000
+assert_eq "min-write 1000: the 1 KiB stream learned" "redirect large-writes stream 2" \
+	"$(svc $ST decision) $(svc $ST reason) $(svc $ST evidence.shape) $(svc $ST evidence.samples)"
+stream $ST 4000000
+assert_eq "min-write 1000: the next stream is redirected, every byte" 4000000 "$(dir $ST bytes_redirected)"
 tb_do $D sockmap detach >/dev/null
 assert_json .data.ferryd 0.1.0 "$(tb_do $D version)"

@@ -252,7 +252,7 @@ static void test_every_command_round_trips(void **state)
 			tested++;
 		}
 	/* port x3, app x4, steer x3, gen x2, workers, stats, save,
-	 * handover, proxy x3, sockmap attach, sockmap policy x2. */
+	 * handover, proxy x3, sockmap attach, sockmap policy x4. */
 	assert_true(tested >= 20);
 }
 
@@ -407,7 +407,12 @@ static void test_usage_from_rows(void **state)
 	usage_is("sockmap attach",
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message] "
-		 "[default learn|plain|redirect]");
+		 "[default learn|plain|redirect] [warmup N] [rr-max BYTES] "
+		 "[min-write BYTES]");
+	usage_is("sockmap policy add dst",
+		 "PORT|ADDR:PORT learn|plain|redirect");
+	usage_is("sockmap policy del dst", "PORT|ADDR:PORT");
+	/* The form of configs saved before `dst`. */
 	usage_is("sockmap policy add", "PORT|ADDR:PORT learn|plain|redirect");
 	usage_is("sockmap policy del", "PORT|ADDR:PORT");
 	usage_is("stats", "[port NAME] [worker N]");

@@ -3,7 +3,8 @@
  * test_sockmap - the argument parsers of `sockmap attach` (port lists and
  * verdict modes) and `sockmap policy` (services, decisions), from tables of
  * cases: what is accepted, as what, and what is refused with which error;
- * and the policy table of a detached sockmap object.
+ * the learning rule (ferry_abi.h) on the evidence of typical services; and
+ * the policy table of a detached sockmap object.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,79 @@ static void test_decisions(void **state)
 			    "?");
 }
 
+/*
+ * The learning rule (ferry_abi.h), with the thresholds the sockops program
+ * is loaded with: a service's evidence in, its shape, decision and reason
+ * out. The numbers are the evidence real traffic leaves (t_sockmap_learn):
+ * 1 KiB stream writes, redis-like 64 B/128 B turns.
+ */
+struct rule_case {
+	const char *what;
+	__u64 samples, bytes, writes, turns;
+	__u32 shape, decision, reason;
+};
+
+static const struct rule_case rule_cases[] = {
+	{"nothing measured", 0, 0, 0, 0, FERRY_SM_SHAPE_NONE, FERRY_SM_D_LEARN,
+	 FERRY_SM_R_LEARNING},
+	{"request/response, 3 of 4 sockets", 3, 3 * 2000 * 96, 3 * 2000,
+	 3 * 2000, FERRY_SM_SHAPE_REQ_RESP, FERRY_SM_D_LEARN,
+	 FERRY_SM_R_LEARNING},
+	{"1 KiB stream, 3 of 4 sockets", 3, 3 << 22, 3 << 12, 0,
+	 FERRY_SM_SHAPE_STREAM, FERRY_SM_D_LEARN, FERRY_SM_R_LEARNING},
+	{"request/response 64 B/128 B", 4, 4000 * 192, 8000, 7998,
+	 FERRY_SM_SHAPE_REQ_RESP, FERRY_SM_D_REDIRECT, FERRY_SM_R_REQ_RESP},
+	{"1 KiB stream", 4, 16000000, 15625, 0, FERRY_SM_SHAPE_STREAM,
+	 FERRY_SM_D_PLAIN, FERRY_SM_R_SMALL_STREAM},
+	{"1 KiB stream, a rare reply", 4, 16000000, 15625, 3,
+	 FERRY_SM_SHAPE_STREAM, FERRY_SM_D_PLAIN, FERRY_SM_R_SMALL_STREAM},
+	{"64 KiB stream", 4, 64 << 20, 1024, 0, FERRY_SM_SHAPE_STREAM,
+	 FERRY_SM_D_REDIRECT, FERRY_SM_R_LARGE_WRITES},
+	{"mean write exactly 16 KiB", 4, 100 * 16384, 100, 0,
+	 FERRY_SM_SHAPE_STREAM, FERRY_SM_D_REDIRECT, FERRY_SM_R_LARGE_WRITES},
+	{"mean write a byte below 16 KiB", 4, 100 * 16384 - 1, 100, 0,
+	 FERRY_SM_SHAPE_STREAM, FERRY_SM_D_PLAIN, FERRY_SM_R_SMALL_STREAM},
+	{"exactly 16 KiB per turn", 4, 10 * 16384, 160, 10,
+	 FERRY_SM_SHAPE_REQ_RESP, FERRY_SM_D_REDIRECT, FERRY_SM_R_REQ_RESP},
+	{"a byte over 16 KiB per turn, 1 KiB writes", 4, 10 * 16384 + 1, 160,
+	 10, FERRY_SM_SHAPE_STREAM, FERRY_SM_D_PLAIN, FERRY_SM_R_SMALL_STREAM},
+	{"1 MiB responses in 64 KiB writes", 8, 10 << 20, 160, 10,
+	 FERRY_SM_SHAPE_STREAM, FERRY_SM_D_REDIRECT, FERRY_SM_R_LARGE_WRITES},
+};
+
+static void test_rule(void **state)
+{
+	const struct ferry_sm_rule rule = {
+		.learn_samples = 4,
+		.rr_max_bytes_per_turn = 16384,
+		.min_mean_write = 16384,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rule_cases) / sizeof(rule_cases[0]); i++) {
+		const struct rule_case *c = &rule_cases[i];
+		struct ferry_sm_svc s = {
+			.samples = c->samples,
+			.ev_bytes = c->bytes,
+			.ev_writes = c->writes,
+			.ev_turns = c->turns,
+		};
+		__u32 reason = FERRY_SM__REASONS, d, shape;
+
+		shape = ferry_sm_shape_of(&s, &rule);
+		d = ferry_sm_learned(&s, &rule, &reason);
+		if (shape != c->shape || d != c->decision ||
+		    reason != c->reason)
+			fail_msg("%s: expected shape %u decision %s reason %u, "
+				 "got shape %u decision %s reason %u",
+				 c->what, c->shape,
+				 ferry_sockmap_decision_name((int)c->decision),
+				 c->reason, shape,
+				 ferry_sockmap_decision_name((int)d), reason);
+	}
+}
+
 /* Policies: added, replaced, listed in order, removed; the table's bound. */
 static void test_policies(void **state)
 {
@@ -217,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_services),
 		cmocka_unit_test(test_decisions),
+		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_policies),
 	};
 
