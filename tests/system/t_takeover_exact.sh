@@ -27,6 +27,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/takeover.sh
+. "$(dirname "$0")/../lib/takeover.sh"
 
 ROUNDS=${ROUNDS:-5}
 RATE=${RATE:-50000}
@@ -58,11 +60,7 @@ else
 	tb_do dut xconnect add p1 p0 path xsk >/dev/null
 fi
 nsA=$(tb_nsname $A) nsB=$(tb_nsname $B)
-for ((i = 0; i < 50; i++)); do
-	ip netns exec "$nsA" ping -c 1 -W 1 "$B_IP" >/dev/null 2>&1 && break
-	sleep 0.2
-done
-ip netns exec "$nsA" ping -c 1 -W 1 "$B_IP" >/dev/null || tb_die "$A cannot reach $B through ferry"
+tko_reach "$nsA" "$B_IP" "$A"
 
 umem_maps() {
 	grep -c 'memfd:ferry-umem' "/proc/$1/maps" || true
@@ -119,9 +117,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		echo "BENCH rate=$RATE mode=$MODE rebuild=${TAKEOVER_REBUILD:-0} sent=$(jq .sent "$TB_RUN/send_a.$r") $(jq -c '{unique, missing, duplicates, late, max_gap_us}' "$TB_RUN/recv_b.$r")"
 		continue
 	fi
-	assert_match "round $r: rings adopted, not rebuilt" "rings adopted" "$(cat "$TB_RUN/dut$r.log")"
-	grep -h "takeover: \(rings adopted\|forwarding again\)" "$TB_RUN/dut$r.log" >&2
-	kill -0 "$old_pid" 2>/dev/null && tb_die "round $r: the old ferryd (pid $old_pid) is still there"
+	tko_adopted "round $r" "$TB_RUN/dut$r.log" "$old_pid"
 	sent_f=$(jq .sent "$TB_RUN/send_a.$r")
 	sent_b=$(jq .sent "$TB_RUN/send_b.$r")
 	echo "round $r: $A->$B $(cat "$TB_RUN/recv_b.$r")"
@@ -131,10 +127,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		f=$TB_RUN/recv_$d.$r
 		s=$sent_f
 		[[ $d == a ]] && s=$sent_b
-		assert_eq "round $r ($d): every datagram arrived once" "$s" "$(jq .unique "$f")"
-		assert_eq "round $r ($d): duplicates" 0 "$(jq .duplicates "$f")"
-		assert_eq "round $r ($d): out of order" 0 "$(jq .late "$f")"
-		assert_eq "round $r ($d): missing" 0 "$(jq .missing "$f")"
+		tko_exactly_once "round $r ($d)" "$s" "$f"
 	done
 	echo "MAX_GAP_US round $r: $(jq .max_gap_us "$TB_RUN/recv_b.$r") at $RATE pps ($MODE)"
 	# The counters carried on: grown by this round's frames (and the odd
