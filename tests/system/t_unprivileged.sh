@@ -63,7 +63,7 @@ D2=$(tb_ifname d2)
 FERRYD=$wrap tb_dut_xconnect
 pid=${TB_PID_OF[dut]}
 st() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
-want=$(printf '%016x' $(((1 << 12) | (1 << 13) | (1 << 14) | (1 << 38) | (1 << 39))))
+want=$(printf '%016x' $(((1 << 12) | (1 << 13) | (1 << 14) | (1 << 23) | (1 << 38) | (1 << 39))))
 assert_eq "dut ferryd uid" "$uid" "$(st Uid)"
 assert_eq "dut ferryd CapEff" "$want" "$(st CapEff)"
 assert_eq "dut ferryd NoNewPrivs" 1 "$(st NoNewPrivs)"
