@@ -100,12 +100,44 @@ void ferry_port_note_binding(struct ferry_port *p)
 	p->hugepages = p->pq[0].w->umem->hugepages;
 }
 
-/* Undoes native_open at any stage: detach, sockets out, program unloaded. */
+/* Undoes native_open at any stage: sockets out, detach, program unloaded.
+ * Sockets first: the detach may take queues out of use (virtio_net), and
+ * a zero-copy pool on a queue that is gone cannot be disabled. */
 static void native_close(const struct ferry_port_env *env, struct ferry_port *p)
 {
-	ferry_port_xdp_detach(p);
 	ferry_port_sockets_close(p);
+	ferry_port_xdp_detach(p);
 	ferry_port_xdp_unload(p);
+}
+
+/*
+ * A port given every queue binds every queue in use once XDP is attached.
+ * Some drivers use more RX queues with XDP on: virtio_net adds a queue pair
+ * per CPU for XDP TX (curr_queue_pairs + nr_cpus, when the device has that
+ * many) and the device then spreads RX over those as well; a frame there
+ * would find no socket (pass_no_xsk). The sockets cannot be bound before
+ * the attach: a queue past real_num_rx_queues refuses the bind (EINVAL).
+ */
+int ferry_port_queues_follow(const struct ferry_port_env *env,
+			     struct ferry_port *p, struct ferry_err *msg)
+{
+	uint32_t n = ferry_rx_queue_count(p->ifname), was = p->n_queues;
+	int err;
+
+	if (p->req.queues_given || n > p->pq_cap)
+		n = p->pq_cap;
+	if (n <= was)
+		return 0;
+	p->n_queues_pre_xdp = was;
+	p->n_queues = n;
+	err = ferry_port_sockets_open(env, p, true, msg);
+	if (err)
+		return err;
+	log_info("port %s: %s uses %u RX queues with XDP attached (%u "
+		 "before): queues %u-%u bound as well",
+		 p->name, p->ifname, n, was, p->q_first + was,
+		 p->q_first + n - 1);
+	return 0;
 }
 
 static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
@@ -133,6 +165,9 @@ static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
 		goto err_close;
 	ferry_port_note_binding(p);
 	err = ferry_port_xdp_attach(p, msg);
+	if (err)
+		goto err_close;
+	err = ferry_port_queues_follow(env, p, msg);
 	if (err)
 		goto err_close;
 	return 0;
