@@ -203,6 +203,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 
 static void port_free(struct ferry *f, struct ferry_port *p)
 {
+	ferry_port_wire_release(p);
 	ferry_steer_port_free(&f->rules, p);
 	free(p->pq);
 	free(p);
@@ -350,6 +351,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	snprintf(p->name, sizeof(p->name), "%s", pp->name);
 	snprintf(p->ifname, sizeof(p->ifname), "%s", pp->ifname);
 	p->ifindex = ifi.ifindex;
+	p->promisc_fd = -1;
 	/* Hot restart: the program the old ferryd named for this interface. */
 	for (i = 0; f->ho.adopt_pid && i < f->ho.n_progs; i++)
 		if (f->ho.progs[i].ifindex == p->ifindex)

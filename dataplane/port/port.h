@@ -91,6 +91,9 @@ struct ferry_port {
 	/* The RX queues in use before the XDP attach, when the attach made
 	 * the driver use more (virtio_net); else 0. */
 	uint32_t n_queues_pre_xdp;
+	/* AF_PACKET socket holding the interface promiscuous while the port
+	 * is a wire (wire.c); -1: none */
+	int promisc_fd;
 	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
 	bool xdp_generic;
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
