@@ -15,6 +15,9 @@
 
 /* How long port del waits for a port's rings to empty. */
 #define DRAIN_TIMEOUT_MS 500
+/* How long a port whose XDP attach added queues waits after closing its
+ * zero-copy sockets, before the detach takes those queues away. */
+#define POOL_RELEASE_WAIT_MS 200
 /* How long a handover waits for the other daemon's queues to come free. */
 #define BIND_RETRY_MS 1000
 
@@ -78,7 +81,7 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 
 void ferry_port_sockets_close(struct ferry_port *p)
 {
-	uint32_t i;
+	uint32_t i, closed = 0;
 
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
@@ -89,7 +92,19 @@ void ferry_port_sockets_close(struct ferry_port *p)
 		ferry_worker_pause(pq->w);
 		ferry_worker_pq_del(pq->w, pq);
 		ferry_worker_resume(pq->w);
+		closed++;
 	}
+	/*
+	 * The kernel lets go of a closed socket's zero-copy pool from a work
+	 * item (xp_release_deferred, under the RTNL), a little after close().
+	 * If the detach that follows takes the queues the attach added out
+	 * of use first, that pool cannot be disabled any more and the kernel
+	 * WARNs ("Failed to disable zero-copy!"; seen in the guest, with an
+	 * xconnect between two 4-queue ports). Nothing short of a netdev
+	 * queue-get tells when the pool is gone: give the work item time.
+	 */
+	if (closed && p->n_queues_pre_xdp && p->zerocopy)
+		usleep(POOL_RELEASE_WAIT_MS * 1000);
 }
 
 /* Facts the first socket tells about the port, for `port show`. */
