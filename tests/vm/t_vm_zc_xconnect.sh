@@ -15,11 +15,19 @@
 # (what both ports received = what they sent + what they dropped, by
 # reason); the UMEM's frames are all accounted for; and (guest_lib) ferryd
 # ends cleanly and dmesg has no WARN/BUG.
-# Argument: the TCP transfer in MiB (default 8).
+# Arguments: the TCP transfer in MiB (default 8); `busy-poll`: the ports
+# with `busy-poll on` (SO_PREFER_BUSY_POLL on the zero-copy sockets, which
+# get a NAPI id on a zero-copy bind).
 set -uo pipefail
 # shellcheck source=guest_lib.sh
 . "$(dirname "$0")/guest_lib.sh"
-MIB=${1:-8}
+MIB=8 BUSY=()
+for a in "$@"; do
+	case $a in
+	busy-poll) BUSY=(busy-poll on) ;;
+	*) MIB=$a ;;
+	esac
+done
 TCPX=${TCPX:-build/tests/tcpx}
 SEQFLOW=${SEQFLOW:-build/tests/seqflow}
 N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
@@ -47,15 +55,20 @@ done
 ctl workers 1 >/dev/null
 for x in p0:"$N0" p1:"$N2"; do
 	IFS=: read -r p nic <<<"$x"
-	if out=$(ctl port add "$p" dev "$nic" mode zc 2>&1); then
-		ok "port add $p dev $nic mode zc ($(ctl -j port show "$p" | jq -r '.data[0] | "mode \(.mode), queues \(.queues), need_wakeup \(.need_wakeup)"'))"
+	if out=$(ctl port add "$p" dev "$nic" mode zc "${BUSY[@]}" 2>&1); then
+		ok "port add $p dev $nic mode zc ${BUSY[*]} ($(ctl -j port show "$p" | jq -r '.data[0] | "mode \(.mode), queues \(.queues), need_wakeup \(.need_wakeup), busy_poll \(.busy_poll)"'))"
 	else
-		bad "port add $p dev $nic mode zc: $out"
+		bad "port add $p dev $nic mode zc ${BUSY[*]}: $out"
 		exit 1
 	fi
 done
 ctl xconnect add p0 p1 path xsk >/dev/null || bad "xconnect add p0 p1 path xsk"
 ctl xconnect add p1 p0 path xsk >/dev/null || bad "xconnect add p1 p0 path xsk"
+if ((${#BUSY[@]})); then
+	for p in p0 p1; do
+		[[ $(ctl -j port show $p | jq -r '.data[0].busy_poll') == true ]] || bad "$p: busy_poll not on"
+	done
+fi
 for p in p0 p1; do
 	[[ $(ctl -j port show $p | jq -r '.data[0].mode') == zc ]] || bad "$p not in mode zc"
 	[[ $(ctl -j port show $p | jq -r '.data[0].need_wakeup') == true ]] || bad "$p: need_wakeup off"
@@ -122,7 +135,7 @@ else
 	bad "conservation: rx $rx != tx $tx + drops $drops"
 fi
 no_xsk=$(jq '[.data.ports[] | .xdp.pass_no_xsk] | add' <<<"$st")
-((no_xsk == 0)) && ok "no frame on a queue without a socket" || bad "pass_no_xsk $no_xsk"
+if ((no_xsk == 0)); then ok "no frame on a queue without a socket"; else bad "pass_no_xsk $no_xsk"; fi
 # A fill ring holds XSK_RING_SIZE (2048) descriptors: a queue that
 # received more frames than that had its fill ring refilled, and a port
 # that sent more had its completions reaped and reused, many times over.
