@@ -203,6 +203,7 @@ static struct ferry_pq *pq_on_worker(struct ferry_port *p,
 
 static void port_free(struct ferry *f, struct ferry_port *p)
 {
+	ferry_port_wire_release(p);
 	ferry_steer_port_free(&f->rules, p);
 	free(p->pq);
 	free(p);
@@ -350,6 +351,7 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	snprintf(p->name, sizeof(p->name), "%s", pp->name);
 	snprintf(p->ifname, sizeof(p->ifname), "%s", pp->ifname);
 	p->ifindex = ifi.ifindex;
+	p->promisc_fd = -1;
 	/* Hot restart: the program the old ferryd named for this interface. */
 	for (i = 0; f->ho.adopt_pid && i < f->ho.n_progs; i++)
 		if (f->ho.progs[i].ifindex == p->ifindex)
@@ -380,12 +382,18 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	if (pp->spread_cpus) {
 		p->n_queues = (uint32_t)__builtin_popcountll(pp->spread_cpus);
 	}
-	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->n_queues);
+	/* A port given every queue follows the driver: the XDP attach may
+	 * bring more queues into use (ferry_port_queues_follow), and the
+	 * workers hold pointers into p->pq, so it is never reallocated. */
+	p->pq_cap = pp->queues_given || pp->spread_cpus || pp->dpdk
+			    ? p->n_queues
+			    : FERRY_MAX_QUEUES;
+	p->pq = aligned_alloc(64, sizeof(*p->pq) * p->pq_cap);
 	if (!p->pq) {
 		free(p);
 		return -ENOMEM;
 	}
-	memset(p->pq, 0, sizeof(*p->pq) * p->n_queues);
+	memset(p->pq, 0, sizeof(*p->pq) * p->pq_cap);
 
 	port_numa_check(f, p);
 	/* The slot is free while f->ports.n < FERRY_MAX_PORTS. */
@@ -508,9 +516,20 @@ int ferry_port_del(struct ferry *f, const char *name, struct ferry_err *msg)
 		 */
 		ferry_port_xsks_unmap(p);
 		ferry_port_drain(p);
-		ferry_port_xdp_detach(p);
 		if (p->state != FERRY_PORT_FAILED)
 			ferry_port_retire(f, p);
+		/*
+		 * Sockets closed before the detach: a driver may use fewer
+		 * queues without XDP (virtio_net drops the queue pairs it
+		 * added for XDP TX), and a zero-copy pool left on a queue
+		 * that is gone cannot be disabled (the kernel WARNs "Failed
+		 * to disable zero-copy!"). Unmapped and drained, nothing is
+		 * redirected here any more; the classifier passes what comes
+		 * meanwhile (pass_no_xsk), as the kernel would without it.
+		 */
+		if (p->cls == &ferry_port_native)
+			ferry_port_sockets_close(p);
+		ferry_port_xdp_detach(p);
 	}
 	ferry_kpath_port_gone(&f->kpath, p); /* before the classifier goes */
 	p->cls->close(&env, p);

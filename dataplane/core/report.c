@@ -484,6 +484,10 @@ int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp)
 	pp->queues_given = true;
 	pp->q_first = p->q_first;
 	pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
+	/* Queues the XDP attach brought into use do not exist before it: a
+	 * replay given them would be refused; given none it follows again. */
+	if (p->n_queues_pre_xdp)
+		pp->queues_given = false;
 	pp->xdp_generic = p->xdp_generic;
 	pp->xdp_given = true;
 	return 0;

@@ -37,7 +37,7 @@ static int read_sysfs_int(const char *ifname, const char *leaf, int dflt)
 	return v;
 }
 
-static uint32_t count_rx_queues(const char *ifname)
+uint32_t ferry_rx_queue_count(const char *ifname)
 {
 	char path[128];
 	struct dirent *de;
@@ -81,7 +81,7 @@ int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out)
 	out->ifindex = (int)if_nametoindex(ifname);
 	if (!out->ifindex)
 		return -ENODEV;
-	out->n_rxq = count_rx_queues(ifname);
+	out->n_rxq = ferry_rx_queue_count(ifname);
 	out->numa_node = read_sysfs_int(ifname, "device/numa_node", -1);
 	if (read_mac(ifname, out->mac))
 		memset(out->mac, 0, sizeof(out->mac));

@@ -85,6 +85,15 @@ struct ferry_port {
 	uint16_t slot;
 	uint32_t q_first;
 	uint32_t n_queues;
+	/* p->pq's length: n_queues may grow up to it once, right after the
+	 * XDP attach (ferry_port_queues_follow) */
+	uint32_t pq_cap;
+	/* The RX queues in use before the XDP attach, when the attach made
+	 * the driver use more (virtio_net); else 0. */
+	uint32_t n_queues_pre_xdp;
+	/* AF_PACKET socket holding the interface promiscuous while the port
+	 * is a wire (wire.c); -1: none */
+	int promisc_fd;
 	enum ferry_xsk_mode mode_bind; /* mode_req with the profile applied */
 	bool xdp_generic;
 	uint8_t default_action; /* enum ferry_action: FERRY_ACT_XSK or _PASS */
@@ -124,6 +133,8 @@ struct ferry_ifinfo {
 	char driver[32];
 };
 int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
+/* The RX queues ifname has in use now (its rx-N entries in sysfs). */
+uint32_t ferry_rx_queue_count(const char *ifname);
 
 /*
  * Loads the classifier for p (not yet attached) and checks that the
@@ -275,6 +286,10 @@ struct ferry_worker *ferry_port_pq_worker(const struct ferry_workers *wk,
 int ferry_port_sockets_open(const struct ferry_port_env *env,
 			    struct ferry_port *p, bool insert,
 			    struct ferry_err *msg);
+/* After the XDP attach: binds the queues the driver brought into use
+ * (a port given every queue); 0 or -errno with msg. */
+int ferry_port_queues_follow(const struct ferry_port_env *env,
+			     struct ferry_port *p, struct ferry_err *msg);
 /* Takes p's sockets out of the XSKMAP and closes them; XDP stays. */
 void ferry_port_sockets_close(struct ferry_port *p);
 /* Facts p's first socket tells (zero-copy, TX budget, hugepages). */

@@ -15,6 +15,9 @@
 
 /* How long port del waits for a port's rings to empty. */
 #define DRAIN_TIMEOUT_MS 500
+/* How long a port whose XDP attach added queues waits after closing its
+ * zero-copy sockets, before the detach takes those queues away. */
+#define POOL_RELEASE_WAIT_MS 200
 /* How long a handover waits for the other daemon's queues to come free. */
 #define BIND_RETRY_MS 1000
 
@@ -78,7 +81,7 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 
 void ferry_port_sockets_close(struct ferry_port *p)
 {
-	uint32_t i;
+	uint32_t i, closed = 0;
 
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
@@ -89,7 +92,19 @@ void ferry_port_sockets_close(struct ferry_port *p)
 		ferry_worker_pause(pq->w);
 		ferry_worker_pq_del(pq->w, pq);
 		ferry_worker_resume(pq->w);
+		closed++;
 	}
+	/*
+	 * The kernel lets go of a closed socket's zero-copy pool from a work
+	 * item (xp_release_deferred, under the RTNL), a little after close().
+	 * If the detach that follows takes the queues the attach added out
+	 * of use first, that pool cannot be disabled any more and the kernel
+	 * WARNs ("Failed to disable zero-copy!"; seen in the guest, with an
+	 * xconnect between two 4-queue ports). Nothing short of a netdev
+	 * queue-get tells when the pool is gone: give the work item time.
+	 */
+	if (closed && p->n_queues_pre_xdp && p->zerocopy)
+		usleep(POOL_RELEASE_WAIT_MS * 1000);
 }
 
 /* Facts the first socket tells about the port, for `port show`. */
@@ -100,12 +115,44 @@ void ferry_port_note_binding(struct ferry_port *p)
 	p->hugepages = p->pq[0].w->umem->hugepages;
 }
 
-/* Undoes native_open at any stage: detach, sockets out, program unloaded. */
+/* Undoes native_open at any stage: sockets out, detach, program unloaded.
+ * Sockets first: the detach may take queues out of use (virtio_net), and
+ * a zero-copy pool on a queue that is gone cannot be disabled. */
 static void native_close(const struct ferry_port_env *env, struct ferry_port *p)
 {
-	ferry_port_xdp_detach(p);
 	ferry_port_sockets_close(p);
+	ferry_port_xdp_detach(p);
 	ferry_port_xdp_unload(p);
+}
+
+/*
+ * A port given every queue binds every queue in use once XDP is attached.
+ * Some drivers use more RX queues with XDP on: virtio_net adds a queue pair
+ * per CPU for XDP TX (curr_queue_pairs + nr_cpus, when the device has that
+ * many) and the device then spreads RX over those as well; a frame there
+ * would find no socket (pass_no_xsk). The sockets cannot be bound before
+ * the attach: a queue past real_num_rx_queues refuses the bind (EINVAL).
+ */
+int ferry_port_queues_follow(const struct ferry_port_env *env,
+			     struct ferry_port *p, struct ferry_err *msg)
+{
+	uint32_t n = ferry_rx_queue_count(p->ifname), was = p->n_queues;
+	int err;
+
+	if (p->req.queues_given || n > p->pq_cap)
+		n = p->pq_cap;
+	if (n <= was)
+		return 0;
+	p->n_queues_pre_xdp = was;
+	p->n_queues = n;
+	err = ferry_port_sockets_open(env, p, true, msg);
+	if (err)
+		return err;
+	log_info("port %s: %s uses %u RX queues with XDP attached (%u "
+		 "before): queues %u-%u bound as well",
+		 p->name, p->ifname, n, was, p->q_first + was,
+		 p->q_first + n - 1);
+	return 0;
 }
 
 static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
@@ -133,6 +180,9 @@ static int native_open(const struct ferry_port_env *env, struct ferry_port *p,
 		goto err_close;
 	ferry_port_note_binding(p);
 	err = ferry_port_xdp_attach(p, msg);
+	if (err)
+		goto err_close;
+	err = ferry_port_queues_follow(env, p, msg);
 	if (err)
 		goto err_close;
 	return 0;

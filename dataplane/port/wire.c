@@ -6,18 +6,66 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/if_packet.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ferry_xdp.skel.h"
 #include "wire.h"
+
+/*
+ * A wire takes frames for any destination, and a NIC drops those not for
+ * its own address before XDP sees them (every hardware NIC; virtio_net in
+ * QEMU too; veth has no filter). Promiscuous mode by a membership on an
+ * AF_PACKET socket that receives nothing (protocol 0): the kernel counts
+ * it (dev_set_promiscuity), so it adds to what others asked for, is not
+ * the operator's IFF_PROMISC flag, and ends with the socket, a crash
+ * included. CAP_NET_RAW, which ferryd keeps.
+ */
+static int wire_promisc(struct ferry_port *p, bool on)
+{
+	struct packet_mreq mr = {
+		.mr_ifindex = p->ifindex,
+		.mr_type = PACKET_MR_PROMISC,
+	};
+	int fd, err;
+
+	if (!on || p->promisc_fd >= 0) {
+		if (!on && p->promisc_fd >= 0) {
+			close(p->promisc_fd);
+			p->promisc_fd = -1;
+		}
+		return 0;
+	}
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
+		       sizeof(mr))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p->promisc_fd = fd;
+	return 0;
+}
+
+void ferry_port_wire_release(struct ferry_port *p)
+{
+	wire_promisc(p, false);
+}
 
 int ferry_port_wire_apply(struct ferry_port *p)
 {
 	struct ferry_xdp_cfg cfg;
 	uint32_t key = 0;
 	uint8_t want, route;
-	int fd;
+	int fd, err;
 
+	err = wire_promisc(p, ferry_port_is_wire(p));
+	if (err)
+		return err;
 	if (!p->skel)
 		return 0;
 	fd = bpf_map__fd(p->skel->maps.ferry_cfg);

@@ -26,8 +26,11 @@ static inline bool ferry_port_is_wire(const struct ferry_port *p)
 	return ferry_app_is_wire(p->app);
 }
 
-/* Writes the port's wire mode into its classifier (if loaded): 0 or -errno. */
+/* Writes the port's wire mode into its classifier (if loaded) and holds
+ * the interface promiscuous while the port is a wire: 0 or -errno. */
 int ferry_port_wire_apply(struct ferry_port *p);
+/* Lets go of the promiscuous mode (port del). */
+void ferry_port_wire_release(struct ferry_port *p);
 
 /*
  * What reaches the host stack from this port, for `port show`: a comma

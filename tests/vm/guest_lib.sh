@@ -12,14 +12,33 @@ bad() {
 	echo "FAIL $*"
 	fails=$((fails + 1))
 }
+# The kernel's own complaints: a WARN/BUG (ferry's sockets and programs
+# taken down in the wrong order show up here first), a lockdep splat.
+dmesg_bad() { dmesg | grep -E 'WARNING:|BUG:|Call Trace|Oops|general protection|RIP:|refcount_t|list_(add|del) corruption|Failed to disable zero-copy'; }
 finish() {
+	local bad_k
+	# ferryd ends first (port del of every port: sockets closed, XDP
+	# detached), so that what the teardown makes the kernel say is seen.
+	if [[ -n ${FPID:-} ]] && kill "$FPID" 2>/dev/null; then
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$FPID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$FPID" 2>/dev/null && bad "ferryd still running 10 s after SIGTERM"
+	fi
+	if bad_k=$(dmesg_bad); then
+		bad "kernel warnings in dmesg:"
+		echo "$bad_k" | head -20
+	else
+		ok "dmesg: no WARN/BUG"
+	fi
 	if ((fails)); then
 		echo "--- ferryd log"
 		tail -40 /run/ferry-vm.log 2>/dev/null
 		echo "--- dmesg (last 40)"
 		dmesg | tail -40
 	fi
-	[[ -n ${FPID:-} ]] && kill "$FPID" 2>/dev/null
+	[[ ${FERRY_VM_DEBUG:-} ]] && { echo "--- ferryd log"; cat /run/ferry-vm.log; }
 	echo "$(basename "$0" .sh): $fails failed"
 	exit $((fails ? 1 : 0))
 }

@@ -6,9 +6,10 @@
 # directory) and exit with its status. 125: the guest did not get as far as
 # running SCRIPT; 124: timeout.
 #
-# The guest: 2 vCPUs, 2 GiB, two virtio-net NICs (eth0, eth1 in the guest)
-# wired back to back, so a frame sent out of eth0 arrives on eth1 and vice
-# versa; nothing leaves the host. Two wirings:
+# The guest: 2 vCPUs, 2 GiB, FERRY_VM_NICS virtio-net NICs (default 2: eth0,
+# eth1 in the guest; an even number), wired back to back in pairs (NIC 2k
+# with NIC 2k+1, MACs 52:54:00:fe:00:0N), so a frame sent out of eth0 arrives
+# on eth1 and vice versa; nothing leaves the host. Two wirings:
 #   FERRY_VM_QUEUES=1 (default): each NIC's backend is a UDP socket on
 #     127.0.0.1 sending to the other's (-netdev socket,udp=,localaddr=); one
 #     queue pair per NIC (QEMU's socket backend has one queue).
@@ -24,7 +25,8 @@
 # build/vm/console.log).
 #
 # Environment: FERRY_VM_CACHE (default /var/cache/ferry-vm), FERRY_VM_SMP (2),
-# FERRY_VM_MEM (2G), FERRY_VM_IOMMU_PLATFORM (on).
+# FERRY_VM_MEM (2G), FERRY_VM_IOMMU_PLATFORM (on), FERRY_VM_QUEUES (1),
+# FERRY_VM_NICS (2).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -55,35 +57,45 @@ mkdir -p "$(dirname "$LOG")"
 IOMMU=${FERRY_VM_IOMMU_PLATFORM:-on}
 NIC=(disable-legacy=on,iommu_platform=$IOMMU,queue_reset=on)
 Q=${FERRY_VM_QUEUES:-1}
+NICS=${FERRY_VM_NICS:-2}
+((NICS >= 2 && NICS <= 8 && NICS % 2 == 0)) || { echo "run.sh: FERRY_VM_NICS is 2, 4, 6 or 8" >&2; exit 2; }
 NETNS=()
+NETDEVS=()
 if ((Q > 1)); then
 	NS=ferryvm-$$
 	cleanup() {
-		ip -n "$NS" link del t0 2>/dev/null || true
-		ip -n "$NS" link del t1 2>/dev/null || true
+		for ((k = 0; k < NICS; k++)); do
+			ip -n "$NS" link del t$k 2>/dev/null || true
+		done
 		ip netns del "$NS" 2>/dev/null || true
 	}
 	trap cleanup EXIT
 	ip netns add "$NS"
-	for t in t0 t1; do
-		ip -n "$NS" tuntap add dev $t mode tap multi_queue vnet_hdr
-		ip -n "$NS" link set $t up
-		ip netns exec "$NS" tc qdisc add dev $t clsact
+	for ((k = 0; k < NICS; k++)); do
+		ip -n "$NS" tuntap add dev t$k mode tap multi_queue vnet_hdr
+		ip -n "$NS" link set t$k up
+		ip netns exec "$NS" tc qdisc add dev t$k clsact
 	done
-	ip netns exec "$NS" tc filter add dev t0 ingress u32 match u32 0 0 action mirred egress redirect dev t1
-	ip netns exec "$NS" tc filter add dev t1 ingress u32 match u32 0 0 action mirred egress redirect dev t0
+	for ((k = 0; k < NICS; k += 2)); do
+		ip netns exec "$NS" tc filter add dev t$k ingress u32 match u32 0 0 action mirred egress redirect dev t$((k + 1))
+		ip netns exec "$NS" tc filter add dev t$((k + 1)) ingress u32 match u32 0 0 action mirred egress redirect dev t$k
+	done
 	NETNS=(ip netns exec "$NS")
 	MQ=",mq=on,vectors=$((2 * Q + 2))"
-	NET0=(-netdev tap,id=n0,ifname=t0,script=no,downscript=no,vhost=off,queues=$Q)
-	NET1=(-netdev tap,id=n1,ifname=t1,script=no,downscript=no,vhost=off,queues=$Q)
+	for ((k = 0; k < NICS; k++)); do
+		NETDEVS+=(-netdev tap,id=n$k,ifname=t$k,script=no,downscript=no,vhost=off,queues=$Q)
+	done
 else
-	# Two free UDP ports next to each other (a busy one only makes qemu fail).
+	# Free UDP ports next to each other (a busy one only makes qemu fail).
 	base=$((20000 + RANDOM % 20000))
-	P0=$base P1=$((base + 1))
 	MQ=
-	NET0=(-netdev socket,id=n0,udp=127.0.0.1:$P1,localaddr=127.0.0.1:$P0)
-	NET1=(-netdev socket,id=n1,udp=127.0.0.1:$P0,localaddr=127.0.0.1:$P1)
+	for ((k = 0; k < NICS; k++)); do
+		NETDEVS+=(-netdev socket,id=n$k,udp=127.0.0.1:$((base + (k ^ 1))),localaddr=127.0.0.1:$((base + k)))
+	done
 fi
+for ((k = 0; k < NICS; k++)); do
+	NETDEVS+=(-device virtio-net-pci,netdev=n$k,mac=52:54:00:fe:00:0$k,"${NIC[0]}$MQ")
+done
 APPEND="console=ttyS0 loglevel=4 panic=-1 ferry.script=$SCRIPT ferry.cwd=$PWD ferry.tree=$TREE"
 [[ -n $ARGS ]] && APPEND+=" ferry.args=$ARGS"
 [[ -n ${FERRY_VM_DEBUG:-} ]] && APPEND+=" ferry.debug=1"
@@ -95,8 +107,7 @@ timeout -k 5 "$TIMEOUT" "${NETNS[@]}" qemu-system-x86_64 -accel tcg -machine q35
 	-display none -vga none -monitor none -serial stdio -no-reboot \
 	-kernel "$TREE/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	"${NET0[@]}" -device virtio-net-pci,netdev=n0,mac=52:54:00:fe:00:00,"${NIC[0]}$MQ" \
-	"${NET1[@]}" -device virtio-net-pci,netdev=n1,mac=52:54:00:fe:00:01,"${NIC[0]}$MQ" \
+	"${NETDEVS[@]}" \
 	</dev/null 2>&1 | tee "$LOG"
 qrc=${PIPESTATUS[0]}
 set -e

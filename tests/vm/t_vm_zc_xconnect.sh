@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# tests/vm/t_vm_zc_xconnect.sh: runs inside the guest (tests/vm/run.sh with
+# FERRY_VM_NICS=4). Zero-copy forwarding: ferry cross-connects NIC0 (p0) and
+# NIC2 (p1), both in mode zc, on the AF_XDP workers (path xsk). NIC1 and
+# NIC3, wired back to back to them, sit in two namespaces, pa (10.98.0.1)
+# and pb (10.98.0.2), one subnet, hosts that know nothing of ferry:
+#
+#   pa: NIC1 ─wire─ NIC0 = p0 ══ xconnect ══ p1 = NIC2 ─wire─ NIC3 :pb
+#
+# Checked: ARP and ping cross; a TCP transfer (tcpx: every byte a function
+# of its offset, so the server checks content and order) and UDP in 8
+# flows (seqflow: numbered datagrams whose bytes are checked too) arrive
+# whole; many more frames than a ring holds, so fill-ring refills and TX
+# completions go round many times; need_wakeup is on; frames are conserved
+# (what both ports received = what they sent + what they dropped, by
+# reason); the UMEM's frames are all accounted for; and (guest_lib) ferryd
+# ends cleanly and dmesg has no WARN/BUG.
+# Arguments: the TCP transfer in MiB (default 8); `busy-poll`: the ports
+# with `busy-poll on` (SO_PREFER_BUSY_POLL on the zero-copy sockets, which
+# get a NAPI id on a zero-copy bind).
+set -uo pipefail
+# shellcheck source=guest_lib.sh
+. "$(dirname "$0")/guest_lib.sh"
+MIB=8 BUSY=()
+for a in "$@"; do
+	case $a in
+	busy-poll) BUSY=(busy-poll on) ;;
+	*) MIB=$a ;;
+	esac
+done
+TCPX=${TCPX:-build/tests/tcpx}
+SEQFLOW=${SEQFLOW:-build/tests/seqflow}
+N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
+N2=$(nic_by_mac 52:54:00:fe:00:02) N3=$(nic_by_mac 52:54:00:fe:00:03)
+[[ -n $N0 && -n $N1 && -n $N2 && -n $N3 ]] || {
+	bad "four NICs needed (FERRY_VM_NICS=4)"
+	exit 1
+}
+for x in pa:"$N1":10.98.0.1 pb:"$N3":10.98.0.2; do
+	IFS=: read -r ns nic addr <<<"$x"
+	ip netns add "$ns"
+	ip link set "$nic" netns "$ns"
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set "$nic" up
+	ip -n "$ns" addr add "$addr/24" dev "$nic"
+done
+ctl() { "$FERRYCTL" -s "$SOCK" "$@"; }
+
+"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
+FPID=$!
+for ((i = 0; i < 100; i++)); do
+	ctl version >/dev/null 2>&1 && break
+	sleep 0.1
+done
+ctl workers 1 >/dev/null
+for x in p0:"$N0" p1:"$N2"; do
+	IFS=: read -r p nic <<<"$x"
+	if out=$(ctl port add "$p" dev "$nic" mode zc "${BUSY[@]}" 2>&1); then
+		ok "port add $p dev $nic mode zc ${BUSY[*]} ($(ctl -j port show "$p" | jq -r '.data[0] | "mode \(.mode), queues \(.queues), need_wakeup \(.need_wakeup), busy_poll \(.busy_poll)"'))"
+	else
+		bad "port add $p dev $nic mode zc ${BUSY[*]}: $out"
+		exit 1
+	fi
+done
+ctl xconnect add p0 p1 path xsk >/dev/null || bad "xconnect add p0 p1 path xsk"
+ctl xconnect add p1 p0 path xsk >/dev/null || bad "xconnect add p1 p0 path xsk"
+if ((${#BUSY[@]})); then
+	for p in p0 p1; do
+		[[ $(ctl -j port show $p | jq -r '.data[0].busy_poll') == true ]] || bad "$p: busy_poll not on"
+	done
+fi
+for p in p0 p1; do
+	[[ $(ctl -j port show $p | jq -r '.data[0].mode') == zc ]] || bad "$p not in mode zc"
+	[[ $(ctl -j port show $p | jq -r '.data[0].need_wakeup') == true ]] || bad "$p: need_wakeup off"
+done
+
+# The promiscuous mode reaches the device from a driver work item (virtio_net
+# sends it on its control queue), a moment after `xconnect add`: until then
+# pb's unicast ARP replies to pa's MAC stop at NIC2. Up to 10 s for the
+# first reply, then 20 pings that must all come back.
+for ((try = 1; try <= 10; try++)); do
+	ip netns exec pa ping -c 1 -W 1 10.98.0.2 >/dev/null 2>&1 && break
+done
+echo "     first ping reply at attempt $try"
+if ip netns exec pa ping -c 20 -i 0.05 -W 2 10.98.0.2 >/dev/null 2>&1; then
+	ok "ping pa -> pb across the xconnect (ARP included)"
+else
+	bad "ping pa -> pb across the xconnect"
+	ctl -j stats | jq -c '.data.ports[] | {name, t: .totals, xdp: (.xdp | with_entries(select(.value > 0)))}'
+	ip -n pa neigh; ip -n pa -s link show dev "$N1"; ip -n pb -s link show dev "$N3"
+	exit 1
+fi
+
+# TCP, pa -> pb, content checked by the server.
+ip netns exec pb "$TCPX" server -l 10.98.0.2:7100 -n 1 --ready /run/tcpx.ready >/run/tcpx.srv 2>&1 &
+SPID=$!
+for ((i = 0; i < 50; i++)); do
+	[[ -e /run/tcpx.ready ]] && break
+	sleep 0.1
+done
+t0=$(date +%s.%N)
+ip netns exec pa timeout 60 "$TCPX" client -d 10.98.0.2:7100 -n $((MIB << 20)) -m 65536 >/run/tcpx.cli 2>&1
+crc=$?
+{ sleep 5; kill "$SPID" 2>/dev/null; } &
+wait "$SPID"
+t1=$(date +%s.%N)
+srv=$(tail -1 /run/tcpx.srv)
+echo "     tcpx: client rc $crc, server $srv ($(echo "$t1 - $t0" | bc) s under TCG)"
+if [[ $(jq -r .ok <<<"$srv") == true && $(jq -r .bytes <<<"$srv") == $((MIB << 20)) ]]; then
+	ok "TCP $MIB MiB pa -> pb byte-exact"
+else
+	bad "TCP $MIB MiB pa -> pb: $srv"
+fi
+
+# UDP, pb -> pa, 8 flows (several RX queues when there are several), each
+# datagram's bytes checked.
+ip netns exec pa "$SEQFLOW" recv -l 10.98.0.1:7200 -f 8 -i 2 -T 60 -s 512 --ready /run/seq.ready >/run/seq.recv 2>&1 &
+RPID=$!
+for ((i = 0; i < 50; i++)); do
+	[[ -e /run/seq.ready ]] && break
+	sleep 0.1
+done
+sent=$(ip netns exec pb "$SEQFLOW" send -d 10.98.0.1:7200 -r 2000 -t 3 -f 8 -s 512 | jq .sent)
+wait "$RPID"
+rcv=$(tail -1 /run/seq.recv)
+echo "     seqflow: sent $sent, received $rcv"
+if [[ $(jq .unique <<<"$rcv") == "$sent" && $(jq .missing <<<"$rcv") == 0 && $(jq '.bad // 0' <<<"$rcv") == 0 && $sent -gt 0 ]]; then
+	ok "UDP 8 flows pb -> pa: $sent of $sent, none missing or bad"
+else
+	bad "UDP 8 flows pb -> pa: $rcv of $sent"
+fi
+
+sleep 0.5
+st=$(ctl -j stats)
+tot() { jq "[.data.ports[] | .totals.$1] | add" <<<"$st"; }
+rx=$(tot rx_packets) tx=$(tot tx_packets) drops=$(tot drops)
+echo "     p0: $(jq -c '.data.ports[] | select(.name == "p0") | {rx: .totals.rx_packets, tx: .totals.tx_packets, kicks: .totals.tx_kicks, fill_empty: .totals.rx_fill_ring_empty_descs, q_rx: [.queues[] | .rx_packets], xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk}' <<<"$st")"
+echo "     p1: $(jq -c '.data.ports[] | select(.name == "p1") | {rx: .totals.rx_packets, tx: .totals.tx_packets, kicks: .totals.tx_kicks, fill_empty: .totals.rx_fill_ring_empty_descs, q_rx: [.queues[] | .rx_packets], xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk}' <<<"$st")"
+echo "     drops by reason: $(jq -c '[.data.ports[] | (.totals.drop_reasons // .drop_reasons // {}) | to_entries[] | select(.value > 0)] | from_entries' <<<"$st")"
+if ((rx == tx + drops && rx > 0)); then
+	ok "conservation: rx $rx = tx $tx + drops $drops"
+else
+	bad "conservation: rx $rx != tx $tx + drops $drops"
+fi
+no_xsk=$(jq '[.data.ports[] | .xdp.pass_no_xsk] | add' <<<"$st")
+if ((no_xsk == 0)); then ok "no frame on a queue without a socket"; else bad "pass_no_xsk $no_xsk"; fi
+# A fill ring holds XSK_RING_SIZE (2048) descriptors: a queue that
+# received more frames than that had its fill ring refilled, and a port
+# that sent more had its completions reaped and reused, many times over.
+RING=2048
+qmax=$(jq '[.data.ports[] | .queues[] | .rx_packets] | max' <<<"$st")
+txmin=$(jq '[.data.ports[] | .totals.tx_packets] | min' <<<"$st")
+if ((qmax > RING && txmin > RING)); then
+	ok "refill and completions: a queue received $qmax frames, each port sent >= $txmin (ring $RING)"
+else
+	bad "refill and completions: most on a queue $qmax, least sent $txmin, not above the ring's $RING"
+fi
+ws=$(ctl -j worker show | jq -c '.data[0] | {umem_frames, umem_free, umem_in_rings, umem_elsewhere, umem_consistent, umem_frames_lost}')
+echo "     worker 0: $ws"
+if [[ $(jq .umem_consistent <<<"$ws") == true && $(jq .umem_frames_lost <<<"$ws") == 0 ]]; then
+	ok "UMEM frames all accounted for"
+else
+	bad "UMEM: $ws"
+fi
