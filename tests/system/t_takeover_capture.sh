@@ -33,17 +33,7 @@ command -v tcpdump >/dev/null || tb_die "tcpdump is needed (apt-get install tcpd
 
 tb_init
 tb_std3
-A_IP=10.88.0.1 B_IP=10.88.0.2
-ip -n "$(tb_nsname gen)" addr add "$A_IP/24" dev "$G0"
-ip -n "$(tb_nsname sink)" addr add "$B_IP/24" dev "$S0"
-tb_ferryd dut dut
-tb_do dut workers 1 >/dev/null
-tb_do dut port add p0 dev "$D0" >/dev/null
-tb_do dut port add p1 dev "$D1" >/dev/null
-tb_do dut xconnect add p0 p1 path xsk >/dev/null
-tb_do dut xconnect add p1 p0 path xsk >/dev/null
-nsA=$(tb_nsname gen) nsB=$(tb_nsname sink)
-tko_reach "$nsA" "$B_IP" "gen"
+tko_xconnect_bed
 
 # cap_seq FILE PORT: the seqflow datagrams to UDP PORT in FILE, checked
 # per flow to be 0..k, each once, in order; prints how many.
@@ -73,32 +63,11 @@ print(len(frames))
 # seq_run TAG SECS: one measured run (seqflow both ways) in the
 # background; seq_check TAG waits for it and asserts exactly once.
 seq_run() {
-	local tag=$1 secs=$2
-	rm -f "$TB_RUN/ready."*
-	ip netns exec "$nsB" "$SEQFLOW" recv -l "0.0.0.0:7000" -f 4 -i 2 -T $((secs + 30)) \
-		--ready "$TB_RUN/ready.b" >"$TB_RUN/recv_b.$tag" &
-	pid_rb=$!
-	tb_track $pid_rb
-	ip netns exec "$nsA" "$SEQFLOW" recv -l "0.0.0.0:7001" -f 1 -i 2 -T $((secs + 30)) \
-		--ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$tag" &
-	pid_ra=$!
-	tb_track $pid_ra
-	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
-	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$secs" -f 4 \
-		>"$TB_RUN/send_a.$tag" &
-	pid_sa=$!
-	tb_track $pid_sa
-	ip netns exec "$nsB" "$SEQFLOW" send -d "$A_IP:7001" -r $((RATE / 10)) -t "$secs" -f 1 \
-		>"$TB_RUN/send_b.$tag" &
-	pid_sb=$!
-	tb_track $pid_sb
+	tko_streams "$1" "$2"
 }
 seq_check() {
 	local tag=$1 d f s
-	wait $pid_sa
-	wait $pid_sb
-	wait $pid_ra
-	wait $pid_rb
+	tko_streams_wait
 	# Where a loss would be: the RX rings (ring_full: the worker was
 	# off its CPU longer than a ring lasts) or elsewhere.
 	echo "$tag: dut $(tb_ctlj dut stats | jq -c '[.data.ports[] | {name, rx: .totals.rx_packets, tx: .totals.tx_packets, ring_full: .totals.rx_ring_full, fill_empty: .totals.rx_fill_ring_empty_descs}]')"

@@ -47,20 +47,13 @@ if [[ $MODE == route ]]; then
 	tb_do dut port add p1 dev "$D1" >/dev/null
 	tb_do dut route p0 path xsk >/dev/null
 	tb_do dut route p1 path xsk >/dev/null
+	nsA=$(tb_nsname $A) nsB=$(tb_nsname $B)
+	tko_reach "$nsA" "$B_IP" "$A"
 else
 	tb_std3
-	A=gen B=sink A_IP=10.88.0.1 B_IP=10.88.0.2
-	ip -n "$(tb_nsname gen)" addr add "$A_IP/24" dev "$G0"
-	ip -n "$(tb_nsname sink)" addr add "$B_IP/24" dev "$S0"
-	tb_ferryd dut dut
-	tb_do dut workers 1 >/dev/null
-	tb_do dut port add p0 dev "$D0" >/dev/null
-	tb_do dut port add p1 dev "$D1" >/dev/null
-	tb_do dut xconnect add p0 p1 path xsk >/dev/null
-	tb_do dut xconnect add p1 p0 path xsk >/dev/null
+	A=gen B=sink
+	tko_xconnect_bed
 fi
-nsA=$(tb_nsname $A) nsB=$(tb_nsname $B)
-tko_reach "$nsA" "$B_IP" "$A"
 
 umem_maps() {
 	grep -c 'memfd:ferry-umem' "/proc/$1/maps" || true
@@ -70,31 +63,11 @@ cur=dut
 for ((r = 1; r <= ROUNDS; r++)); do
 	fwd_rx0=$(tb_stat dut p0 rx_packets)
 	fwd_tx0=$(tb_stat dut p1 tx_packets)
-	rm -f "$TB_RUN/ready."*
-	ip netns exec "$nsB" "$SEQFLOW" recv -l "0.0.0.0:7000" -f 4 -i 2 -T $((SECS + 30)) \
-		--ready "$TB_RUN/ready.b" >"$TB_RUN/recv_b.$r" &
-	pid_rb=$!
-	tb_track $pid_rb
-	ip netns exec "$nsA" "$SEQFLOW" recv -l "0.0.0.0:7001" -f 1 -i 2 -T $((SECS + 30)) \
-		--ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
-	pid_ra=$!
-	tb_track $pid_ra
-	for ((i = 0; i < 50; i++)); do
-		[[ -e $TB_RUN/ready.a && -e $TB_RUN/ready.b ]] && break
-		sleep 0.1
-	done
-	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$SECS" -f 4 \
-		>"$TB_RUN/send_a.$r" &
-	pid_sa=$!
-	tb_track $pid_sa
-	ip netns exec "$nsB" "$SEQFLOW" send -d "$A_IP:7001" -r $((RATE / 10)) -t "$SECS" -f 1 \
-		>"$TB_RUN/send_b.$r" &
-	pid_sb=$!
-	tb_track $pid_sb
+	tko_streams "$r" "$SECS"
 	sleep "$(echo "$SECS / 2" | bc -l)"
 	if [[ -n ${TAKEOVER_NONE:-} ]]; then
 		# bench/takeover_exact.sh's baseline: the same stream, no restart
-		wait $pid_sa $pid_sb $pid_ra $pid_rb
+		tko_streams_wait
 		echo "BENCH rate=$RATE mode=$MODE none=1 sent=$(jq .sent "$TB_RUN/send_a.$r") $(jq -c '{unique, missing, duplicates, late, max_gap_us}' "$TB_RUN/recv_b.$r")"
 		continue
 	fi
@@ -108,10 +81,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	assert_eq "round $r: old ferryd exit code" 0 "$TB_EXIT_RC"
 	TB_PID_OF[dut]=${TB_PID_OF[dut$r]}
 	new_pid=${TB_PID_OF[dut]}
-	wait $pid_sa
-	wait $pid_sb
-	wait $pid_ra
-	wait $pid_rb
+	tko_streams_wait
 	if [[ -n ${TAKEOVER_BENCH:-} ]]; then
 		# bench/takeover.sh: the numbers, no verdict
 		echo "BENCH rate=$RATE mode=$MODE rebuild=${TAKEOVER_REBUILD:-0} sent=$(jq .sent "$TB_RUN/send_a.$r") $(jq -c '{unique, missing, duplicates, late, max_gap_us}' "$TB_RUN/recv_b.$r")"

@@ -44,18 +44,8 @@ D2=$(tb_ifname d2) T0=$(tb_ifname t0)
 # The live engine's frames are XDP redirects: into a veth they arrive only
 # if its peer has GRO (or XDP) on.
 ip netns exec "$(tb_nsname tap)" ethtool -K "$T0" gro on >/dev/null
-A_IP=10.88.0.1 B_IP=10.88.0.2
-ip -n "$(tb_nsname gen)" addr add "$A_IP/24" dev "$G0"
-ip -n "$(tb_nsname sink)" addr add "$B_IP/24" dev "$S0"
-tb_ferryd dut dut
-tb_do dut workers 1 >/dev/null
-tb_do dut port add p0 dev "$D0" >/dev/null
-tb_do dut port add p1 dev "$D1" >/dev/null
+tko_xconnect_bed
 tb_do dut port add p2 dev "$D2" >/dev/null
-tb_do dut xconnect add p0 p1 path xsk >/dev/null
-tb_do dut xconnect add p1 p0 path xsk >/dev/null
-nsA=$(tb_nsname gen) nsB=$(tb_nsname sink)
-tko_reach "$nsA" "$B_IP" "gen"
 
 # Frames tap's interface received.
 tap_rx() {
@@ -77,26 +67,10 @@ old_log=$TB_RUN/dut.log
 for ENGINE in $ENGINES; do
 	r=$((r + 1))
 	echo "---- round $r: $ENGINE engine"
-	rm -f "$TB_RUN/ready."*
-	ip netns exec "$nsB" "$SEQFLOW" recv -l "0.0.0.0:7000" -f 4 -i 2 -T $((SECS + 30)) \
-		--ready "$TB_RUN/ready.b" >"$TB_RUN/recv_b.$r" &
-	pid_rb=$!
-	tb_track $pid_rb
-	ip netns exec "$nsA" "$SEQFLOW" recv -l "0.0.0.0:7001" -f 1 -i 2 -T $((SECS + 30)) \
-		--ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
-	pid_ra=$!
-	tb_track $pid_ra
-	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
-
 	tap0=$(tap_rx)
 	p2_tx0=$(tb_stat dut p2 tx_packets)
 	tb_do dut gen start p2 rate "$GEN_RATE" size 256 flows 4 engine "$ENGINE" >/dev/null
-	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$SECS" -f 4 >"$TB_RUN/send_a.$r" &
-	pid_sa=$!
-	tb_track $pid_sa
-	ip netns exec "$nsB" "$SEQFLOW" send -d "$A_IP:7001" -r $((RATE / 10)) -t "$SECS" -f 1 >"$TB_RUN/send_b.$r" &
-	pid_sb=$!
-	tb_track $pid_sb
+	tko_streams "$r" "$SECS"
 	sleep "$(echo "$SECS / 2" | bc -l)"
 	before=$(tb_ctlj dut stats | jq -c '.data.gen')
 	echo "generator before the takeover: $before"
@@ -107,10 +81,7 @@ for ENGINE in $ENGINES; do
 	tb_takeover_wait "dut$r"
 	assert_eq "$ENGINE: old ferryd exit code" 0 "$TB_EXIT_RC"
 	TB_PID_OF[dut]=${TB_PID_OF[dut$r]}
-	wait $pid_sa
-	wait $pid_sb
-	wait $pid_ra
-	wait $pid_rb
+	tko_streams_wait
 	tko_adopted "$ENGINE" "$TB_RUN/dut$r.log" "$old_pid"
 
 	# ---- forwarding on p0/p1: nothing lost ----

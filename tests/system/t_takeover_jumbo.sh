@@ -38,17 +38,7 @@ SEQFLOW=$(tb__abs "${SEQFLOW:-build/tests/seqflow}")
 tb_init
 tb_std3
 tb_std3_mtu 9000
-A_IP=10.88.0.1 B_IP=10.88.0.2
-ip -n "$(tb_nsname gen)" addr add "$A_IP/24" dev "$G0"
-ip -n "$(tb_nsname sink)" addr add "$B_IP/24" dev "$S0"
-tb_ferryd dut dut
-tb_do dut workers 1 >/dev/null
-tb_do dut port add p0 dev "$D0" >/dev/null
-tb_do dut port add p1 dev "$D1" >/dev/null
-tb_do dut xconnect add p0 p1 path xsk >/dev/null
-tb_do dut xconnect add p1 p0 path xsk >/dev/null
-nsA=$(tb_nsname gen) nsB=$(tb_nsname sink)
-tko_reach "$nsA" "$B_IP" gen
+tko_xconnect_bed
 # A jumbo ping through the dut, not fragmented: chains cross at all.
 ip netns exec "$nsA" ping -c 1 -W 2 -M "do" -s 8972 "$B_IP" >/dev/null ||
 	tb_die "gen cannot reach sink through ferry with 9000-byte packets"
@@ -72,34 +62,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	rx0=$(tb_stat dut p0 rx_packets)
 	tx0=$(tb_stat dut p1 tx_packets)
 	txb0=$(tb_stat dut p1 tx_bytes)
-	rm -f "$TB_RUN/ready."*
-	ip netns exec "$nsB" "$SEQFLOW" recv -l "0.0.0.0:7000" -f 4 -s "$SIZE" -i 2 \
-		-T $((SECS + 30)) --ready "$TB_RUN/ready.b" >"$TB_RUN/recv_b.$r" &
-	pid_rb=$!
-	tb_track $pid_rb
-	ip netns exec "$nsA" "$SEQFLOW" recv -l "0.0.0.0:7001" -f 1 -s "$BACK_SIZE" -i 2 \
-		-T $((SECS + 30)) --ready "$TB_RUN/ready.a" >"$TB_RUN/recv_a.$r" &
-	pid_ra=$!
-	tb_track $pid_ra
-	{ tb_wait_file "$TB_RUN/ready.a" && tb_wait_file "$TB_RUN/ready.b"; } || tb_die "receivers not ready"
-	ip netns exec "$nsA" "$SEQFLOW" send -d "$B_IP:7000" -r "$RATE" -t "$SECS" -f 4 -s "$SIZE" \
-		>"$TB_RUN/send_a.$r" &
-	pid_sa=$!
-	tb_track $pid_sa
-	ip netns exec "$nsB" "$SEQFLOW" send -d "$A_IP:7001" -r $((RATE / 10)) -t "$SECS" -f 1 \
-		-s "$BACK_SIZE" >"$TB_RUN/send_b.$r" &
-	pid_sb=$!
-	tb_track $pid_sb
+	tko_streams "$r" "$SECS" "$SIZE" "$BACK_SIZE"
 	sleep "$(echo "$SECS / 2" | bc -l)"
 	old_pid=${TB_PID_OF[dut]}
 	tb_takeover "dut$r"
 	tb_takeover_wait "dut$r"
 	assert_eq "round $r: old ferryd exit code" 0 "$TB_EXIT_RC"
 	TB_PID_OF[dut]=${TB_PID_OF[dut$r]}
-	wait $pid_sa
-	wait $pid_sb
-	wait $pid_ra
-	wait $pid_rb
+	tko_streams_wait
 	tko_adopted "round $r" "$TB_RUN/dut$r.log" "$old_pid"
 	sent_f=$(jq .sent "$TB_RUN/send_a.$r")
 	sent_b=$(jq .sent "$TB_RUN/send_b.$r")
