@@ -51,3 +51,16 @@ nic_by_mac() {
 	done
 	return 1
 }
+# ferryctl on the guest's ferryd.
+ctl() { "$FERRYCTL" -s "$SOCK" "$@"; }
+# ferryd_up: ferryd in the background (its pid in FPID, for finish), its log
+# in /run/ferry-vm.log; returns once it answers (or after 10 s).
+ferryd_up() {
+	local i
+	"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
+	FPID=$!
+	for ((i = 0; i < 100; i++)); do
+		ctl version >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+}

@@ -50,31 +50,26 @@ if [[ ! -x $FERRYD || ! -x $FERRYCTL ]]; then
 	bad "no $FERRYD / $FERRYCTL (./run build on the host first)"
 	exit 1
 fi
-"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
-FPID=$!
-for ((i = 0; i < 100; i++)); do
-	"$FERRYCTL" -s "$SOCK" version >/dev/null 2>&1 && break
-	sleep 0.1
-done
-"$FERRYCTL" -s "$SOCK" workers 1 >/dev/null
-if out=$("$FERRYCTL" -s "$SOCK" port add p0 dev "$N0" mode zc 2>&1); then
+ferryd_up
+ctl workers 1 >/dev/null
+if out=$(ctl port add p0 dev "$N0" mode zc 2>&1); then
 	ok "port add p0 dev $N0 mode zc"
 else
 	bad "port add p0 dev $N0 mode zc: $out"
 	# What copy mode says, for the report.
-	out=$("$FERRYCTL" -s "$SOCK" port add p0 dev "$N0" mode copy 2>&1) &&
+	out=$(ctl port add p0 dev "$N0" mode copy 2>&1) &&
 		echo "     (mode copy binds)" || echo "     (mode copy fails too: $out)"
 	exit 1
 fi
-show=$("$FERRYCTL" -s "$SOCK" -j port show p0)
+show=$(ctl -j port show p0)
 mode=$(jq -r '.data[] | select(.name == "p0") | .mode' <<<"$show")
 if [[ $mode == zc ]]; then ok "port show p0: mode zc"; else bad "port show p0: mode '$mode'"; fi
-"$FERRYCTL" -s "$SOCK" port show p0
+ctl port show p0
 echo "     channels $N0 after the XDP attach: $(ethtool -l "$N0" 2>/dev/null | awk '/Combined/ {print $2}' | paste -sd/) (max/current)"
-"$FERRYCTL" -s "$SOCK" drop p0 >/dev/null
+ctl drop p0 >/dev/null
 sent=$(ip netns exec vmpeer ping -c 20 -i 0.05 -W 1 10.99.0.1 2>&1 | sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p')
 sleep 1
-stats=$("$FERRYCTL" -s "$SOCK" -j stats port p0)
+stats=$(ctl -j stats port p0)
 [[ -n ${FERRY_VM_DEBUG:-} ]] && echo "$stats"
 p0=$(jq -c '.data.ports[] | select(.name == "p0")' <<<"$stats")
 rx=$(jq '.totals.rx_packets' <<<"$p0")

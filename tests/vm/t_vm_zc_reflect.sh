@@ -25,29 +25,24 @@ if [[ ${1:-} == all-queues ]]; then
 	ethtool -L "$N0" combined "$max" && echo "     ethtool -L $N0 combined $max"
 fi
 
-"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
-FPID=$!
-for ((i = 0; i < 100; i++)); do
-	"$FERRYCTL" -s "$SOCK" version >/dev/null 2>&1 && break
-	sleep 0.1
-done
-"$FERRYCTL" -s "$SOCK" workers 1 >/dev/null
-if out=$("$FERRYCTL" -s "$SOCK" port add p0 dev "$N0" mode zc 2>&1); then
+ferryd_up
+ctl workers 1 >/dev/null
+if out=$(ctl port add p0 dev "$N0" mode zc 2>&1); then
 	ok "port add p0 dev $N0 mode zc"
 else
 	bad "port add p0 dev $N0 mode zc: $out"
 	exit 1
 fi
-"$FERRYCTL" -s "$SOCK" reflect p0 >/dev/null || bad "reflect p0"
+ctl reflect p0 >/dev/null || bad "reflect p0"
 echo "     channels $N0 after the XDP attach: $(ethtool -l "$N0" 2>/dev/null | awk '/Combined/ {print $2}' | paste -sd/) (max/current)"
 peer_rx() { ip -n vmpeer -j -s link show dev "$N1" | jq '.[0].stats64.rx.packets'; }
 before=$(peer_rx)
 sent=$(ip netns exec vmpeer ping -c 50 -i 0.02 -W 1 10.99.0.1 2>&1 | sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p')
 sleep 1
 after=$(peer_rx)
-p0=$("$FERRYCTL" -s "$SOCK" -j stats port p0 | jq -c '.data.ports[] | select(.name == "p0")')
+p0=$(ctl -j stats port p0 | jq -c '.data.ports[] | select(.name == "p0")')
 rx=$(jq '.totals.rx_packets' <<<"$p0") tx=$(jq '.totals.tx_packets' <<<"$p0")
-echo "     peer sent $sent; p0 rx $rx tx $tx kicks $(jq '.totals.tx_kicks' <<<"$p0"); XDP xsk_redirect $(jq .xdp.xsk_redirect <<<"$p0") pass_no_xsk $(jq .xdp.pass_no_xsk <<<"$p0"); per queue rx $(jq -c "[.queues[] | .rx_packets]" <<<"$p0"); peer rx +$((after - before)); mode $("$FERRYCTL" -s "$SOCK" -j port show p0 | jq -r '.data[0].mode')"
+echo "     peer sent $sent; p0 rx $rx tx $tx kicks $(jq '.totals.tx_kicks' <<<"$p0"); XDP xsk_redirect $(jq .xdp.xsk_redirect <<<"$p0") pass_no_xsk $(jq .xdp.pass_no_xsk <<<"$p0"); per queue rx $(jq -c "[.queues[] | .rx_packets]" <<<"$p0"); peer rx +$((after - before)); mode $(ctl -j port show p0 | jq -r '.data[0].mode')"
 # At least the pings: a reflect port is a wire, promiscuous, and also gets
 # what else the peer sends (its IPv6 router solicitations, MLD reports).
 if ((rx >= sent && sent > 0)); then ok "zero-copy rx: $rx, the $sent pings included"; else bad "zero-copy rx: $rx of $sent"; fi

@@ -33,14 +33,7 @@ for x in pa:"$N1":10.97.1 pb:"$N3":10.97.2; do
 	ip -n "$ns" addr add "$net.1/24" dev "$nic"
 	ip -n "$ns" route add default via "$net.254"
 done
-ctl() { "$FERRYCTL" -s "$SOCK" "$@"; }
-
-"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
-FPID=$!
-for ((i = 0; i < 100; i++)); do
-	ctl version >/dev/null 2>&1 && break
-	sleep 0.1
-done
+ferryd_up
 ctl workers 1 >/dev/null
 for x in p0:"$N0" p1:"$N2"; do
 	IFS=: read -r p nic <<<"$x"

@@ -44,14 +44,7 @@ for x in pa:"$N1":10.98.0.1 pb:"$N3":10.98.0.2; do
 	ip -n "$ns" link set "$nic" up
 	ip -n "$ns" addr add "$addr/24" dev "$nic"
 done
-ctl() { "$FERRYCTL" -s "$SOCK" "$@"; }
-
-"$FERRYD" -f -s "$SOCK" </dev/null >/run/ferry-vm.log 2>&1 &
-FPID=$!
-for ((i = 0; i < 100; i++)); do
-	ctl version >/dev/null 2>&1 && break
-	sleep 0.1
-done
+ferryd_up
 ctl workers 1 >/dev/null
 for x in p0:"$N0" p1:"$N2"; do
 	IFS=: read -r p nic <<<"$x"
