@@ -82,7 +82,8 @@ enum ferry_action {
 	X(DROP_TRUNC_L4, "drop_trunc_l4")                                      \
 	X(DROP_BAD_L4_LEN, "drop_bad_l4_len")                                  \
 	X(PASS_LOCAL, "pass_local")                                            \
-	X(PASS_LINK_LOCAL, "pass_link_local")
+	X(PASS_LINK_LOCAL, "pass_link_local")                                  \
+	X(PASS_NOT_IP, "pass_not_ip")
 
 enum ferry_reason {
 #define FERRY_REASON_ENUM(id, name) FERRY_R_##id,
@@ -91,8 +92,12 @@ enum ferry_reason {
 		FERRY_R__COUNT
 };
 
-/* First reason that is a malformed-frame drop; all after it are too. */
+/* The malformed-frame drops: FIRST..LAST (the passes of route ports
+ * come after them, so that older reasons keep their numbers). */
 #define FERRY_R_FIRST_MALFORMED FERRY_R_DROP_TRUNC_ETH
+#define FERRY_R_LAST_MALFORMED	FERRY_R_DROP_BAD_L4_LEN
+#define FERRY_R_IS_MALFORMED(r)                                                \
+	((r) >= FERRY_R_FIRST_MALFORMED && (r) <= FERRY_R_LAST_MALFORMED)
 
 /* Value of the per-CPU verdict counter array, indexed by enum ferry_reason. */
 struct ferry_verdict_ctr {
@@ -415,8 +420,10 @@ struct ferry_cpumap_ctr {
 #define FERRY_STEER_META_MASK 0xffff0000u
 
 /* Generator program (bpf/ferry_gen.bpf.c) counters, one per-CPU entry. */
-/* Bytes of header (Ethernet + IPv4 + UDP) it rewrites on every frame. */
+/* Bytes of header (Ethernet + IPv4 + UDP) it rewrites on every frame; with
+ * an 802.1Q tag, 4 more (FERRY_GEN_HDR_MAX). */
 #define FERRY_GEN_HDR_LEN 42
+#define FERRY_GEN_HDR_MAX 46
 struct ferry_gen_ctr {
 	__u64 frames;
 	__u64 bytes;

@@ -494,8 +494,9 @@ struct {
 /*
  * Route ports: what the kernel answers for itself goes to it, decided here
  * before a worker sees it. IPv6 link-local and multicast destinations, IPv4
- * multicast and broadcast, and the host's own addresses: the PASS reason,
- * or 0 for the XSK (the route app). Not inlined: its key would add to
+ * multicast and broadcast, the host's own addresses and frames that are not
+ * IP (a bond's LACPDUs, LLDP): the PASS reason, or 0 for the XSK (the route
+ * app). Not inlined: its key would add to
  * ferry_xdp's frame, which with the checksum helper's is at the limit.
  */
 static __noinline __u32 route_host(const struct ferry_pkt *pkt)
@@ -516,7 +517,8 @@ static __noinline __u32 route_host(const struct ferry_pkt *pkt)
 			return FERRY_R_PASS_LINK_LOCAL;
 		k.addr[0] = pkt->dst[0];
 	} else {
-		return 0;
+		/* not IP (LACP, LLDP, ...): only the kernel has a use for it */
+		return FERRY_R_PASS_NOT_IP;
 	}
 	return bpf_map_lookup_elem(&ferry_local, &k) ? FERRY_R_PASS_LOCAL : 0;
 }

@@ -319,6 +319,19 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	    ferry_ifinfo_get(pp->ifname, &ifi))
 		return ferry_fail(msg, -ENODEV, "no interface '%s' here",
 				  pp->ifname);
+	{
+		char slaves[128];
+
+		/* ferry serves a bond's members; the route app follows the
+		 * bond (its addresses, which members carry traffic) */
+		if (!ferry_bond_slaves(pp->ifname, slaves, sizeof(slaves)))
+			return ferry_fail(
+				msg, -EINVAL,
+				"%s is a bond: add its members as ports "
+				"(%s), route them, and the route app follows "
+				"the bond",
+				pp->ifname, slaves[0] ? slaves : "none yet");
+	}
 	for (i = 0; i < f->ports.n; i++)
 		if (f->ports.v[i]->ifindex == ifi.ifindex)
 			return ferry_fail(msg, -EEXIST,

@@ -157,7 +157,7 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 
 			json_object_set_new(xdp, reason_names[r],
 					    json_integer((json_int_t)n));
-			if (r >= FERRY_R_FIRST_MALFORMED)
+			if (FERRY_R_IS_MALFORMED(r))
 				malformed += n;
 		}
 	}

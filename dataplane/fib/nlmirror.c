@@ -17,6 +17,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
+#include <linux/if_bonding.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/nexthop.h>
@@ -1668,13 +1669,28 @@ static void link_rehome(struct nlmirror *m, int ifindex)
 	}
 }
 
-/* Kind, VLAN id and protocol, VRF table: IFLA_LINKINFO. */
+/* Kind, VLAN id and protocol, VRF table, bond member state: IFLA_LINKINFO. */
 static void link_info(const struct nlattr *li, struct nlmirror_link *l)
 {
 	const struct nlattr *tb[ATTR_MAX] = {0}, *db[ATTR_MAX] = {0};
 	const char *kind;
 
-	if (mnl_attr_parse_nested(li, attrs_cb, tb) < 0 || !tb[IFLA_INFO_KIND])
+	if (mnl_attr_parse_nested(li, attrs_cb, tb) < 0)
+		return;
+	if (tb[IFLA_INFO_SLAVE_KIND] &&
+	    !strcmp(mnl_attr_get_str(tb[IFLA_INFO_SLAVE_KIND]), "bond")) {
+		const struct nlattr *sd[ATTR_MAX] = {0};
+
+		l->bond_slave = 1;
+		if (tb[IFLA_INFO_SLAVE_DATA] &&
+		    mnl_attr_parse_nested(tb[IFLA_INFO_SLAVE_DATA], attrs_cb,
+					  sd) >= 0 &&
+		    sd[IFLA_BOND_SLAVE_STATE])
+			l->bond_backup =
+				mnl_attr_get_u8(sd[IFLA_BOND_SLAVE_STATE]) !=
+				BOND_STATE_ACTIVE;
+	}
+	if (!tb[IFLA_INFO_KIND])
 		return;
 	kind = mnl_attr_get_str(tb[IFLA_INFO_KIND]);
 	if (tb[IFLA_INFO_DATA])
@@ -1691,6 +1707,8 @@ static void link_info(const struct nlattr *li, struct nlmirror_link *l)
 		l->kind = NLMIRROR_LINK_VRF;
 		if (db[IFLA_VRF_TABLE])
 			l->vrf_table = mnl_attr_get_u32(db[IFLA_VRF_TABLE]);
+	} else if (!strcmp(kind, "bond")) {
+		l->kind = NLMIRROR_LINK_BOND;
 	}
 }
 
@@ -1728,11 +1746,58 @@ static void link_nh_sync(struct nlmirror *m, int ifindex)
 			nh_sync(m, &m->nh[i]);
 }
 
+/* A ferry port (not a VLAN's or bond's route interface). */
+static bool is_port(int port)
+{
+	return port >= 0 && port < (int)ROUTE_VLAN_BASE;
+}
+
+/* Has bond b a member that is a ferry port? */
+static bool bond_has_port(const struct nlmirror *m, int b)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].master == b && is_port(m->links[i].port))
+			return true;
+	return false;
+}
+
+/* l wants a slot (want) or not: its port follows; the next hops out of it
+ * too when it changed. */
+static void slot_sync(struct nlmirror *m, struct nlmirror_link *l, bool want)
+{
+	int slot = -1, port = -1;
+	unsigned s;
+
+	for (s = 0; s < ROUTE_VLAN_MAX; s++)
+		if (m->vlan_if[s] == l->ifindex)
+			slot = (int)s;
+	if (want && slot < 0) {
+		for (s = 0; s < ROUTE_VLAN_MAX && slot < 0; s++)
+			if (!m->vlan_if[s])
+				slot = (int)s;
+		if (slot >= 0)
+			m->vlan_if[slot] = l->ifindex;
+	} else if (!want && slot >= 0) {
+		m->vlan_if[slot] = 0;
+		slot = -1;
+	}
+	if (want && slot >= 0)
+		port = (int)ROUTE_VLAN_BASE + slot;
+	if (l->port == port)
+		return;
+	l->port = port;
+	link_nh_sync(m, l->ifindex);
+}
+
 /*
- * VLAN slots: an 802.1Q VLAN link whose parent is a ferry port has one
- * (its port is ROUTE_VLAN_BASE + slot), any other VLAN link none; a slot
- * whose link went is free again. The next hops out of a link whose port
- * changed follow.
+ * Slots (route interfaces ROUTE_VLAN_BASE + slot): a bond with a member
+ * that is a ferry port has one, and so has an 802.1Q VLAN link whose
+ * parent is a ferry port or such a bond; any other VLAN or bond link
+ * none; a slot whose link went is free again. Bonds first: their VLANs
+ * need their slots. The next hops out of a link whose port changed
+ * follow.
  */
 static void vlans_sync(struct nlmirror *m)
 {
@@ -1745,40 +1810,26 @@ static void vlans_sync(struct nlmirror *m)
 		if (!m->vlan_if[s])
 			continue;
 		l = link_of(m, m->vlan_if[s]);
-		if (!l || l->kind != NLMIRROR_LINK_VLAN)
+		if (!l || (l->kind != NLMIRROR_LINK_VLAN &&
+			   l->kind != NLMIRROR_LINK_BOND))
 			m->vlan_if[s] = 0; /* its next hops: on_link() */
 	}
+	for (i = 0; i < m->n_links; i++)
+		if (m->links[i].kind == NLMIRROR_LINK_BOND)
+			slot_sync(m, &m->links[i],
+				  bond_has_port(m, m->links[i].ifindex));
 	for (i = 0; i < m->n_links; i++) {
 		struct nlmirror_link *l = &m->links[i];
 		const struct nlmirror_link *par;
-		int slot = -1, port = -1;
-		bool want;
 
 		if (l->kind != NLMIRROR_LINK_VLAN)
 			continue;
 		par = link_of(m, l->parent);
-		want = par && par->port >= 0 &&
-		       par->port < (int)ROUTE_VLAN_BASE && l->vid &&
-		       l->vlan_proto == 0x8100;
-		for (s = 0; s < ROUTE_VLAN_MAX; s++)
-			if (m->vlan_if[s] == l->ifindex)
-				slot = (int)s;
-		if (want && slot < 0) {
-			for (s = 0; s < ROUTE_VLAN_MAX && slot < 0; s++)
-				if (!m->vlan_if[s])
-					slot = (int)s;
-			if (slot >= 0)
-				m->vlan_if[slot] = l->ifindex;
-		} else if (!want && slot >= 0) {
-			m->vlan_if[slot] = 0;
-			slot = -1;
-		}
-		if (want && slot >= 0)
-			port = (int)ROUTE_VLAN_BASE + slot;
-		if (l->port == port)
-			continue;
-		l->port = port;
-		link_nh_sync(m, l->ifindex);
+		slot_sync(m, l,
+			  par && par->port >= 0 &&
+				  (is_port(par->port) ||
+				   par->kind == NLMIRROR_LINK_BOND) &&
+				  l->vid && l->vlan_proto == 0x8100);
 	}
 }
 
@@ -1819,7 +1870,8 @@ static void on_link(struct nlmirror *m, const struct nlmsghdr *nlh)
 	if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
 		memcpy(l.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
 	l.up = !!(ifi->ifi_flags & IFF_UP);
-	if (l.kind == NLMIRROR_LINK_VLAN)
+	l.carrier = l.up && (ifi->ifi_flags & (IFF_RUNNING | IFF_LOWER_UP));
+	if (l.kind == NLMIRROR_LINK_VLAN || l.kind == NLMIRROR_LINK_BOND)
 		l.port =
 			i < m->n_links ? m->links[i].port : -1; /* vlans_sync */
 	else if (m->p.port_of)
@@ -2131,10 +2183,48 @@ static void ask_fib_match(struct nlmirror *m, unsigned t, int family,
 		m->c.fib_match_asked++;
 }
 
+/* Bond b's members that are ferry ports into out, by port number, those
+ * that carry traffic first; phys the first of them. */
+static void bond_members(const struct nlmirror *m,
+			 const struct nlmirror_link *b, struct route_port *out)
+{
+	uint16_t up[ROUTE_BOND_MAX], down[ROUTE_BOND_MAX];
+	unsigned n_up = 0, n_down = 0, k;
+	int last = -1;
+
+	/* ascending port order, one port at a time: at most 8 of them */
+	for (;;) {
+		const struct nlmirror_link *next = NULL;
+		size_t i;
+
+		for (i = 0; i < m->n_links; i++) {
+			const struct nlmirror_link *l = &m->links[i];
+
+			if (l->master == b->ifindex && is_port(l->port) &&
+			    l->port > last && (!next || l->port < next->port))
+				next = l;
+		}
+		if (!next || n_up + n_down == ROUTE_BOND_MAX)
+			break;
+		last = next->port;
+		if (next->carrier && !next->bond_backup && b->carrier)
+			up[n_up++] = (uint16_t)next->port;
+		else
+			down[n_down++] = (uint16_t)next->port;
+	}
+	for (k = 0; k < n_up; k++)
+		out->members[k] = up[k];
+	for (k = 0; k < n_down; k++)
+		out->members[n_up + k] = down[k];
+	out->n_up = (uint8_t)n_up;
+	out->n_members = (uint8_t)(n_up + n_down);
+	out->phys = out->n_members ? out->members[0] : FIB_PORT_NONE;
+}
+
 int nlmirror_route_port(const struct nlmirror *m, int port,
 			struct route_port *out)
 {
-	const struct nlmirror_link *l = NULL;
+	const struct nlmirror_link *l = NULL, *as;
 	bool ll = false;
 	size_t i;
 
@@ -2143,16 +2233,27 @@ int nlmirror_route_port(const struct nlmirror *m, int port,
 			l = &m->links[i];
 	if (!l)
 		return -ENOENT;
-	memcpy(out->mac, l->mac, 6);
-	out->mtu = (uint16_t)(l->mtu > 0xffff ? 0xffff : l->mtu);
-	out->table = (uint8_t)link_table(m, l->ifindex);
+	/* a bond's member: in, the bond's interface */
+	as = l->bond_slave && l->master ? link_of(m, l->master) : NULL;
+	if (!as || as->kind != NLMIRROR_LINK_BOND)
+		as = l;
+	memcpy(out->mac, as->mac, 6);
+	out->mtu = (uint16_t)(as->mtu > 0xffff ? 0xffff : as->mtu);
+	out->table = (uint8_t)link_table(m, as->ifindex);
 	out->vid = 0;
 	out->phys = (uint16_t)port;
-	if (l->kind == NLMIRROR_LINK_VLAN) {
+	out->n_members = 0;
+	out->n_up = 0;
+	memset(out->members, 0, sizeof(out->members));
+	if (l->kind == NLMIRROR_LINK_BOND) {
+		bond_members(m, l, out);
+	} else if (l->kind == NLMIRROR_LINK_VLAN) {
 		const struct nlmirror_link *par = link_of(m, l->parent);
 
 		out->vid = l->vid;
 		out->phys = par ? (uint16_t)par->port : FIB_PORT_NONE;
+		if (par && par->kind == NLMIRROR_LINK_BOND)
+			bond_members(m, par, out);
 	}
 	out->ip4 = 0;
 	out->has_ip6 = 0;
@@ -2160,7 +2261,7 @@ int nlmirror_route_port(const struct nlmirror *m, int port,
 		const struct nlmirror_addr *a = &m->addrs[i];
 		bool a_ll = a->addr[0] == 0xfe && (a->addr[1] & 0xc0) == 0x80;
 
-		if (a->ifindex != l->ifindex)
+		if (a->ifindex != as->ifindex)
 			continue;
 		if (a->family == 4 && !out->ip4) {
 			out->ip4 = (uint32_t)a->addr[0] << 24 |
@@ -2183,8 +2284,9 @@ void nlmirror_ports_changed(struct nlmirror *m)
 		struct nlmirror_link *l = &m->links[i];
 		int port;
 
-		if (l->kind == NLMIRROR_LINK_VLAN)
-			continue; /* vlans_sync(), from their parents */
+		if (l->kind == NLMIRROR_LINK_VLAN ||
+		    l->kind == NLMIRROR_LINK_BOND)
+			continue; /* vlans_sync(), from parents and members */
 		port = m->p.port_of
 			       ? m->p.port_of(m->p.arg, l->ifindex, l->name)
 			       : -1;

@@ -32,6 +32,17 @@
  * IPv4 routes via IPv6 gateways (RTA_VIA) are counted as unsupported
  * (through a nexthop object of IPv6 they work: a next hop has no family).
  *
+ * Bonds. A bond link (kind "bond") with at least one member (a link whose
+ * IFLA_MASTER it is) that is a ferry port gets a slot like a VLAN's: its
+ * route interface sends out of its members (route_port.members), of
+ * which those with carrier that the bond does not hold as backups
+ * (IFLA_BOND_SLAVE_STATE) carry traffic; a member's carrier or state
+ * event changes the set at once. A member port's frames in are the
+ * bond's (its addresses, table, MTU); a VLAN on a bond sends out of the
+ * bond's members with its tag. LACP and the members' state are the
+ * kernel's bond driver's: ferry passes LACPDUs (not IP) to it and
+ * follows what it decides.
+ *
  * Nexthop objects (`ip nexthop`, RTM_NEWNEXTHOP; what FRR's zebra installs
  * routes with): each object is a FIB next hop of its own, and a route
  * naming one (RTA_NH_ID) points at it, so `ip nexthop replace` changes
@@ -179,6 +190,7 @@ enum nlmirror_link_kind {
 	NLMIRROR_LINK_OTHER,
 	NLMIRROR_LINK_VLAN,
 	NLMIRROR_LINK_VRF,
+	NLMIRROR_LINK_BOND,
 };
 struct nlmirror_link {
 	int ifindex, port; /* port: its route interface, or -1 */
@@ -192,6 +204,9 @@ struct nlmirror_link {
 	int parent;	     /* VLAN: IFLA_LINK */
 	int master;	     /* IFLA_MASTER, 0: none */
 	uint32_t vrf_table;  /* VRF: IFLA_VRF_TABLE */
+	uint8_t carrier;     /* up with carrier (IFF_RUNNING or LOWER_UP) */
+	uint8_t bond_slave;  /* a bond's member (IFLA_INFO_SLAVE_KIND) */
+	uint8_t bond_backup; /* member: IFLA_BOND_SLAVE_STATE not active */
 };
 struct nlmirror_addr {
 	int family, ifindex;

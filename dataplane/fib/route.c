@@ -124,22 +124,30 @@ int route_vlan_find(const struct route_vlan_map *map, unsigned port,
 int route_vlan_map_build(struct route_vlan_map *map,
 			 const struct route_port *vlans, unsigned n)
 {
-	unsigned s, i;
+	unsigned s, i, used = 0;
 
 	memset(map, 0, sizeof(*map));
 	if (n > ROUTE_VLAN_MAX)
 		return -ENOSPC;
 	for (s = 0; s < n; s++) {
 		const struct route_port *v = &vlans[s];
-		unsigned h = vmap_hash(v->phys, v->vid);
+		unsigned m, n_m = v->n_members ? v->n_members : 1;
 
 		if (!v->vid)
-			continue; /* a free slot */
-		if (route_vlan_find(map, v->phys, v->vid) >= 0)
-			return -EEXIST;
-		for (i = h; map->e[i & (ROUTE_VLAN_HASH - 1)]; i++)
-			;
-		map->e[i & (ROUTE_VLAN_HASH - 1)] = vmap_e(v->phys, v->vid, s);
+			continue; /* a free slot, or a bond */
+		for (m = 0; m < n_m; m++) {
+			unsigned port = v->n_members ? v->members[m] : v->phys;
+
+			if (++used > ROUTE_VLAN_HASH / 2)
+				return -ENOSPC;
+			if (route_vlan_find(map, port, v->vid) >= 0)
+				return -EEXIST;
+			for (i = vmap_hash(port, v->vid);
+			     map->e[i & (ROUTE_VLAN_HASH - 1)]; i++)
+				;
+			map->e[i & (ROUTE_VLAN_HASH - 1)] =
+				vmap_e(port, v->vid, s);
+		}
 	}
 	return 0;
 }
@@ -343,12 +351,22 @@ static enum nh_outcome next_hop(const struct route_ctx *ctx, uint32_t id,
 	return NH_OK;
 }
 
+/* A bond's member for a flow: by the flow hash, mixed so that a group's
+ * pick (the same hash, multiply-shift too) does not decide it as well. */
+static inline uint16_t bond_member(const struct route_port *out,
+				   uint32_t flow_hash)
+{
+	uint32_t h = flow_hash * 0x9e3779b1u;
+
+	return out->members[((uint64_t)(h ^ (h >> 16)) * out->n_up) >> 32];
+}
+
 /* Egress port, MTU, neighbour; on success the MACs are rewritten and
  * *vid is the egress interface's VLAN (0: untagged). */
 static inline __attribute__((always_inline)) enum route_verdict
 egress(const struct route_ctx *ctx, uint8_t *frame, uint64_t w, unsigned ip_len,
-       struct route_result *res, struct route_counters *c, int *too_big,
-       uint16_t *vid)
+       uint32_t flow_hash, struct route_result *res, struct route_counters *c,
+       int *too_big, uint16_t *vid)
 {
 	unsigned port = fib_nhw_port(w);
 	const struct route_port *out = route_if(ctx, port);
@@ -367,7 +385,15 @@ egress(const struct route_ctx *ctx, uint8_t *frame, uint64_t w, unsigned ip_len,
 	}
 	fib_nhw_mac(w, frame);
 	memcpy(frame + 6, out->mac, 6);
-	res->port = (uint16_t)(port < ROUTE_VLAN_BASE ? port : out->phys);
+	/* a ferry port sends itself (its view has no members); a VLAN its
+	 * parent, a bond (or a VLAN on one) a member: phys is the first
+	 * active one, a pick is needed only among two or more */
+	if (port < ROUTE_VLAN_BASE)
+		res->port = (uint16_t)port;
+	else if (__builtin_expect(out->n_up > 1, 0))
+		res->port = bond_member(out, flow_hash);
+	else
+		res->port = out->phys;
 	res->out_if = (uint16_t)port;
 	*vid = out->vid;
 	return ROUTE_FWD;
@@ -429,7 +455,7 @@ route4(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (ip[8] <= 1)
 		return icmp4_error(ctx, frame, head, ip, tot, in_port, 11, 0, 0,
 				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
-	v = egress(ctx, frame, w, tot, res, c, &tb, &vid);
+	v = egress(ctx, frame, w, tot, flow_hash, res, c, &tb, &vid);
 	if (v != ROUTE_FWD) {
 		if (!tb)
 			return v;
@@ -492,7 +518,7 @@ route6(const struct route_ctx *ctx, uint8_t *frame, size_t head, size_t len,
 	if (ip[7] <= 1)
 		return icmp6_error(ctx, frame, head, ip, tot, in_port, 3, 0, 0,
 				   out, out_cap, res, c, ROUTE_R_ttl_exceeded);
-	v = egress(ctx, frame, w, tot, res, c, &tb, &vid);
+	v = egress(ctx, frame, w, tot, flow_hash, res, c, &tb, &vid);
 	if (v != ROUTE_FWD) {
 		if (!tb)
 			return v;

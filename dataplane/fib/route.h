@@ -105,8 +105,20 @@ _Static_assert((ROUTE_VLAN_HASH & (ROUTE_VLAN_HASH - 1)) == 0 &&
 		       ROUTE_VLAN_HASH >= 2 * ROUTE_VLAN_MAX,
 	       "the VLAN map is a power of two, at most half full");
 
+/* Member ports a bond's route interface sends out of, at most. */
+#define ROUTE_BOND_MAX 8u
+
 /* What route_frame needs of each route interface: a ferry port (index =
- * port index) or a VLAN sub-interface (index = its slot). */
+ * port index) or a VLAN sub-interface or bond (index = its slot).
+ *
+ * A bond (or a VLAN on one) sends out of its members: members[0..n_up)
+ * are the ones the kernel's bond lets carry traffic (link up, not a
+ * backup), the flow hash picks one, so a flow keeps its member; the rest
+ * of members[0..n_members) only receive (their tagged frames are found).
+ * With no member up it sends out of phys, a member whose link is down:
+ * the frame is dropped as port_down. A ferry port that is a member is
+ * the bond as far as its frames in are concerned (the bond's addresses,
+ * MAC, MTU and table), with n_members 0. */
 struct route_port {
 	uint8_t mac[6];
 	uint8_t routed;	 /* the port's app is route (a VLAN: its parent's) */
@@ -117,7 +129,13 @@ struct route_port {
 	uint32_t ip4;	 /* source of ICMP errors (host order); 0: none */
 	uint8_t ip6[16]; /* source of ICMPv6 errors; all zero: none */
 	uint8_t has_ip6;
+	uint8_t n_members; /* a bond's member ports; 0: not a bond */
+	uint8_t n_up;	   /* members[0..n_up) carry traffic out */
+	uint16_t members[ROUTE_BOND_MAX];
+	uint8_t pad_[8]; /* 64 bytes: an index is a shift (4 instructions a
+			  * frame fewer than 56, bench/route_cost.sh) */
 };
+_Static_assert(sizeof(struct route_port) == 64, "route_port is 64 bytes");
 
 /* (ferry port, VID) -> VLAN slot: entries ROUTE_VMAP_E(), 0 empty. */
 struct route_vlan_map {
@@ -144,8 +162,9 @@ static inline const struct route_port *route_if(const struct route_ctx *ctx,
 	return NULL;
 }
 
-/* map from the VLANs (their phys and vid; a vid of 0 is left out): 0, or
- * -ENOSPC past ROUTE_VLAN_MAX, -EEXIST for a (port, VID) twice. */
+/* map from the VLANs (their phys and vid, a bond's VLAN: each member's;
+ * a vid of 0 is left out): 0, or -ENOSPC past ROUTE_VLAN_MAX or when the
+ * map would be over half full, -EEXIST for a (port, VID) twice. */
 int route_vlan_map_build(struct route_vlan_map *map,
 			 const struct route_port *vlans, unsigned n);
 /* The slot of (port, vid), -1 if none. */

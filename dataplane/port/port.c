@@ -90,6 +90,25 @@ int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out)
 	return 0;
 }
 
+int ferry_bond_slaves(const char *ifname, char *out, size_t n)
+{
+	char path[96];
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/bonding/slaves",
+		 ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	if (n && fgets(out, (int)n, f))
+		len = strcspn(out, "\n");
+	if (n)
+		out[len] = 0;
+	fclose(f);
+	return 0;
+}
+
 /* ------------------------------------------------- who owns a program */
 
 struct xdp_owner {

@@ -133,6 +133,9 @@ struct ferry_ifinfo {
 	char driver[32];
 };
 int ferry_ifinfo_get(const char *ifname, struct ferry_ifinfo *out);
+/* Is ifname a bond? 0 with its members' names (space-separated, as the
+ * kernel lists them; "" for none) in out, -ENOENT if it is not one. */
+int ferry_bond_slaves(const char *ifname, char *out, size_t n);
 /* The RX queues ifname has in use now (its rx-N entries in sysfs). */
 uint32_t ferry_rx_queue_count(const char *ifname);
 

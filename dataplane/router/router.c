@@ -844,6 +844,60 @@ json_t *ferry_router_neigh_show(struct ferry_router *r)
 	return na.a;
 }
 
+/* Does route interface rp send (or, a bond's member, receive) on ferry
+ * port `port`? */
+static bool rif_sends_on(const struct route_port *rp, int port)
+{
+	unsigned k;
+
+	if (!rp->n_members)
+		return rp->phys == port;
+	for (k = 0; k < rp->n_members; k++)
+		if (rp->members[k] == port)
+			return true;
+	return false;
+}
+
+/* `port show`'s "bond": the bond port is a member of, its members (ferry
+ * ports) and whether each carries traffic now. */
+struct bond_arg {
+	struct ferry_router *r;
+	int port;
+	json_t *o; /* NULL until found */
+};
+
+static int bond_cb(void *arg, const struct nlmirror_link *l)
+{
+	struct bond_arg *ba = arg;
+	struct route_port rp;
+	json_t *mem;
+	unsigned k;
+
+	if (ba->o || l->kind != NLMIRROR_LINK_BOND ||
+	    l->port < (int)ROUTE_VLAN_BASE ||
+	    nlmirror_route_port(ba->r->nlm, l->port, &rp) ||
+	    !rif_sends_on(&rp, ba->port))
+		return 0;
+	ba->o = json_object();
+	json_object_set_new(ba->o, "name", json_string(l->name));
+	json_object_set_new(ba->o, "ifindex", json_integer(l->ifindex));
+	json_object_set_new(ba->o, "up", json_boolean(l->carrier));
+	mem = json_array();
+	for (k = 0; k < rp.n_members; k++) {
+		json_t *m = json_object();
+		unsigned p = rp.members[k];
+
+		json_object_set_new(m, "port",
+				    json_string(p < (unsigned)ba->r->reg->n
+							? ba->r->reg->v[p]->name
+							: "-"));
+		json_object_set_new(m, "active", json_boolean(k < rp.n_up));
+		json_array_append_new(mem, m);
+	}
+	json_object_set_new(ba->o, "members", mem);
+	return 0;
+}
+
 struct vlans_arg {
 	struct ferry_router *r;
 	int port; /* the parent's index */
@@ -859,7 +913,7 @@ static int vlans_cb(void *arg, const struct nlmirror_link *l)
 
 	if (l->kind != NLMIRROR_LINK_VLAN || l->port < (int)ROUTE_VLAN_BASE ||
 	    nlmirror_route_port(va->r->nlm, l->port, &rp) ||
-	    rp.phys != va->port)
+	    !rif_sends_on(&rp, va->port))
 		return 0;
 	o = json_object();
 	json_object_set_new(o, "name", json_string(l->name));
@@ -889,6 +943,13 @@ void ferry_router_port_view(struct ferry_router *r, const struct ferry_port *p,
 	if (va.port >= 0)
 		nlmirror_walk_links(r->nlm, vlans_cb, &va);
 	json_object_set_new(o, "vlans", va.a);
+	if (va.port >= 0) {
+		struct bond_arg ba = {.r = r, .port = va.port};
+
+		nlmirror_walk_links(r->nlm, bond_cb, &ba);
+		if (ba.o)
+			json_object_set_new(o, "bond", ba.o);
+	}
 }
 
 void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p)
@@ -907,7 +968,7 @@ void ferry_router_port_del(struct ferry_router *r, struct ferry_port *p)
 
 			r->ports[i].routed = 0;
 			for (s = 0; s < r->ctx.n_vlans; s++)
-				if (r->vlans[s].phys == i)
+				if (rif_sends_on(&r->vlans[s], i))
 					r->vlans[s].routed = 0;
 		}
 	for (q = 0; q < p->n_queues; q++)

@@ -452,6 +452,36 @@ static void test_plain_lldp_to_xsk(void **state)
 	run_expect(e, &f, XDP_PASS_, FERRY_R_PASS_NO_XSK, NULL);
 }
 
+/* ---- cases: route port (route_host) ---- */
+
+/* Not IP: the kernel's (a bond's LACPDUs, LLDP), before a worker, which
+ * could only drop it. */
+static void test_route_not_ip_to_kernel(void **state)
+{
+	struct env *e = env_or_skip(state);
+	struct ferry_xdp_cfg cfg = {.default_action = FERRY_ACT_XSK,
+				    .pass_arp_ndp = 1,
+				    .route_host = 1};
+	uint32_t key = 0;
+	struct frame f;
+
+	assert_int_equal(
+		bpf_map_update_elem(bpf_map__fd(e->skel->maps.ferry_cfg), &key,
+				    &cfg, 0),
+		0);
+	/* an LACPDU: slow protocols, subtype 1, version 1 */
+	eth(&f, (const uint8_t[6]){0x01, 0x80, 0xc2, 0, 0, 0x02}, 0x8809);
+	put8(&f, 1);
+	put8(&f, 1);
+	while (f.len < 124)
+		put8(&f, 0);
+	run_expect(e, &f, XDP_PASS_, FERRY_R_PASS_NOT_IP, NULL);
+	lldp(&f);
+	run_expect(e, &f, XDP_PASS_, FERRY_R_PASS_NOT_IP, NULL);
+	arp(&f);
+	run_expect(e, &f, XDP_PASS_, FERRY_R_PASS_ARP, NULL);
+}
+
 /* ---- cases: wire (xconnect, reflect) ---- */
 
 static void test_wire_arp(void **state)
@@ -738,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_partial_udp6),
 		cmocka_unit_test(test_partial_tcp4_multibuffer),
 		cmocka_unit_test(test_bad_checksum_untouched),
+		cmocka_unit_test(test_route_not_ip_to_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

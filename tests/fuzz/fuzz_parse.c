@@ -74,8 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc, rc2;
 
 	rc = ferry_parse(data, data + size, &pkt);
-	FUZZ_CHECK(rc == FERRY_PARSE_OK || (rc >= FERRY_R_FIRST_MALFORMED &&
-					    rc < FERRY_R__COUNT),
+	FUZZ_CHECK(rc == FERRY_PARSE_OK || FERRY_R_IS_MALFORMED(rc),
 		   "result %d", rc);
 	FUZZ_CHECK(pkt.l3_off <= size, "l3_off %u > length %zu", pkt.l3_off,
 		   size);

@@ -727,8 +727,7 @@ static int parse_len(const struct frame *f, size_t len, struct ferry_pkt *pkt)
 
 static int is_reason_or_ok(int ret)
 {
-	return ret == FERRY_PARSE_OK ||
-	       (ret >= FERRY_R_FIRST_MALFORMED && ret < FERRY_R__COUNT);
+	return ret == FERRY_PARSE_OK || FERRY_R_IS_MALFORMED(ret);
 }
 
 static void run_case(void **state)

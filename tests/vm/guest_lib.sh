@@ -64,3 +64,36 @@ ferryd_up() {
 		sleep 0.1
 	done
 }
+
+# sys_test NAME MODULE...: the system test tests/vm/NAME.sh (tests/lib's
+# testbed, kept out of tests/system/, which runs on the host, because it
+# needs links the host's kernel may not make) with the guest kernel's
+# MODULEs loaded, under CI=true so that a missing feature fails instead of
+# skipping. The guest's NICs are not used: the test makes its own
+# namespaces and veths. "MODULE:ARGS" loads it with ARGS (commas: spaces).
+sys_test() {
+	local t=$1 m args
+	shift
+	# the package's modules come without modules.dep (its postinst makes
+	# it): made here, in the guest's overlay
+	[[ -e /lib/modules/$(uname -r)/modules.dep ]] || depmod "$(uname -r)" ||
+		bad "depmod"
+	for m in "$@"; do
+		args=${m#*:}
+		[[ $args == "$m" ]] && args=
+		m=${m%%:*}
+		# shellcheck disable=SC2086 # args are words
+		if modprobe "$m" ${args//,/ } 2>/dev/null || [[ -d /sys/module/$m ]]; then
+			ok "module $m"
+		else
+			bad "modprobe $m"
+		fi
+	done
+	((fails)) && return 1
+	if CI=true FERRYD=$PWD/build/daemon/ferryd FERRYCTL=$PWD/build/ctl/ferryctl \
+		"tests/vm/$t.sh"; then
+		ok "$t"
+	else
+		bad "$t"
+	fi
+}

@@ -41,6 +41,11 @@ mount -t sysfs sys $R/sys
 mount -t devtmpfs dev $R/dev
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts devpts $R/dev/pts
+# what udev would make: bash's <(...) needs /dev/fd
+[ -e $R/dev/fd ] || ln -s /proc/self/fd $R/dev/fd
+for i in 0:stdin 1:stdout 2:stderr; do
+	[ -e "$R/dev/${i#*:}" ] || ln -s "/proc/self/fd/${i%%:*}" "$R/dev/${i#*:}"
+done
 mount -t tmpfs shm $R/dev/shm
 mount -t tmpfs run $R/run
 mount -t bpf bpf $R/sys/fs/bpf 2>/dev/null

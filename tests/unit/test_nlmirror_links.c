@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_nlmirror_vlan - VLAN and VRF links through the netlink mirror, as
- * the kernel would send them (RTM_NEWLINK with IFLA_LINKINFO, IFLA_LINK,
- * IFLA_MASTER; routes of the VRFs' tables; addresses and neighbours on the
- * VLANs), applied with nlmirror_apply(): interface numbers far above any
- * real one, so the dump of the test's own namespace does not meet them.
- * Then route_frame() on the views the mirror gives: two VLANs on one port
- * pair, the same addresses in two VRFs, each frame to its own VRF's
- * neighbour with its own VLAN's tag.
+ * test_nlmirror_links - VLAN, VRF and bond links through the netlink
+ * mirror, as the kernel would send them (RTM_NEWLINK with IFLA_LINKINFO,
+ * IFLA_LINK, IFLA_MASTER, a bond member's IFLA_INFO_SLAVE_DATA; routes of
+ * the VRFs' tables; addresses and neighbours on the VLANs and the bond),
+ * applied with nlmirror_apply(): interface numbers far above any real one,
+ * so the dump of the test's own namespace does not meet them. Then
+ * route_frame() on the views the mirror gives: two VLANs on one port pair,
+ * the same addresses in two VRFs, each frame to its own VRF's neighbour
+ * with its own VLAN's tag; a bond of two ferry ports, flows spread over
+ * its members by the flow hash, a member that loses carrier or becomes a
+ * backup left out, a VLAN on the bond.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +41,11 @@
 #define IF_P1_100   900201
 #define IF_P1_200   900202
 #define IF_P0_AD    900300
+#define IF_BOND	    900400
+#define IF_M0	    900401
+#define IF_M1	    900402
+#define IF_BOND_300 900403
+#define N_PORTS	    4
 #define TABLE_BLUE  10
 #define TABLE_RED   20
 #define TABLE_OTHER 30
@@ -49,7 +57,7 @@ struct env {
 	struct fib *fib;
 	struct nlmirror *nlm;
 	char buf[8192];
-	struct route_port ports[2], vlans[ROUTE_VLAN_MAX];
+	struct route_port ports[N_PORTS], vlans[ROUTE_VLAN_MAX];
 	struct route_vlan_map vmap;
 	struct route_ctx ctx;
 	struct route_counters c;
@@ -59,7 +67,11 @@ static int port_of(void *arg, int ifindex, const char *ifname)
 {
 	(void)arg;
 	(void)ifname;
-	return ifindex == IF_P0 ? 0 : ifindex == IF_P1 ? 1 : -1;
+	return ifindex == IF_P0	  ? 0
+	       : ifindex == IF_P1 ? 1
+	       : ifindex == IF_M0 ? 2
+	       : ifindex == IF_M1 ? 3
+				  : -1;
 }
 
 static void apply(struct env *e, struct nlmsghdr *nlh)
@@ -78,7 +90,7 @@ static struct nlmsghdr *msg(struct env *e, uint16_t type, size_t hdr)
 	return nlh;
 }
 
-/* kind "vlan" (proto 0: 802.1Q, vid), "vrf" (table) or NULL */
+/* kind "vlan" (proto 0: 802.1Q, vid), "vrf" (table), "bond" or NULL */
 static void mklink(struct env *e, uint16_t type, int ifindex, const char *name,
 		   const char *kind, uint32_t arg, int parent, int master,
 		   uint32_t mtu, uint16_t proto)
@@ -107,12 +119,41 @@ static void mklink(struct env *e, uint16_t type, int ifindex, const char *name,
 			if (proto)
 				mnl_attr_put_u16(nlh, IFLA_VLAN_PROTOCOL,
 						 htons(proto));
-		} else {
+		} else if (!strcmp(kind, "vrf")) {
 			mnl_attr_put_u32(nlh, IFLA_VRF_TABLE, arg);
 		}
 		mnl_attr_nest_end(nlh, d);
 		mnl_attr_nest_end(nlh, li);
 	}
+	apply(e, nlh);
+}
+
+/* A bond's member (a veth, say): carrier or not, the bond's state of it
+ * (BOND_STATE_ACTIVE 0, BACKUP 1). */
+static void mkmember(struct env *e, int ifindex, const char *name, int bond,
+		     int carrier, uint8_t state)
+{
+	struct nlmsghdr *nlh = msg(e, RTM_NEWLINK, sizeof(struct ifinfomsg));
+	struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	/* the bond's MAC, as the bond gives its members */
+	uint8_t mac[6] = {2, 0, 0, 0xbb, 0, 1};
+	struct nlattr *li, *d;
+
+	ifi->ifi_index = ifindex;
+	ifi->ifi_flags =
+		IFF_UP | IFF_SLAVE | (carrier ? IFF_RUNNING | IFF_LOWER_UP : 0);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	mnl_attr_put_u32(nlh, IFLA_MTU, 1500);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	mnl_attr_put_u32(nlh, IFLA_MASTER, (uint32_t)bond);
+	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	mnl_attr_put_strz(nlh, IFLA_INFO_SLAVE_KIND, "bond");
+	d = mnl_attr_nest_start(nlh, IFLA_INFO_SLAVE_DATA);
+	mnl_attr_put_u8(nlh, IFLA_BOND_SLAVE_STATE, state);
+	mnl_attr_put_u8(nlh, IFLA_BOND_SLAVE_MII_STATUS, carrier ? 0 : 2);
+	mnl_attr_nest_end(nlh, d);
+	mnl_attr_nest_end(nlh, li);
 	apply(e, nlh);
 }
 
@@ -183,9 +224,12 @@ static void views(struct env *e)
 	unsigned i, n = nlmirror_vlan_slots(e->nlm);
 
 	memset(e->vlans, 0, sizeof(e->vlans));
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(
-			nlmirror_route_port(e->nlm, (int)i, &e->ports[i]), 0);
+	memset(e->ports, 0, sizeof(e->ports));
+	for (i = 0; i < N_PORTS; i++) {
+		/* a test's ports are links it made (some make fewer) */
+		if (nlmirror_route_port(e->nlm, (int)i, &e->ports[i]))
+			continue;
+		e->ports[i].phys = (uint16_t)i; /* as router.c does */
 		e->ports[i].routed = 1;
 	}
 	for (i = 0; i < n; i++)
@@ -195,7 +239,7 @@ static void views(struct env *e)
 	assert_int_equal(route_vlan_map_build(&e->vmap, e->vlans, n), 0);
 	e->ctx = (struct route_ctx){.fib = fib_dp(e->fib),
 				    .ports = e->ports,
-				    .n_ports = 2,
+				    .n_ports = N_PORTS,
 				    .vlans = e->vlans,
 				    .n_vlans = n,
 				    .vmap = &e->vmap};
@@ -409,6 +453,197 @@ static void test_changes(void **state)
 	assert_int_equal(run(e, f, len, 0, &r), ROUTE_HOST);
 }
 
+/*
+ * The bond: p0 (plain, 10.1.0.1/24) and bond0 (10.2.0.1/24, its MAC on
+ * both members) of m0 and m1, ferry ports 2 and 3; the neighbour
+ * 10.2.0.2 behind the bond; bond0.300 (10.3.0.1/24) on it, its
+ * neighbour 10.3.0.2.
+ */
+static const uint8_t mac_srv[6] = {2, 0, 0, 0, 0x30, 0x02};
+static const uint8_t mac_srv300[6] = {2, 0, 0, 0, 0x30, 0x03};
+
+static int setup_bond(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct nlmirror_params p = {.port_of = port_of};
+
+	e->fib = fib_create(NULL);
+	assert_non_null(e->fib);
+	p.fib = e->fib;
+	p.arg = e;
+	e->nlm = nlmirror_create(&p);
+	assert_non_null(e->nlm);
+	mklink(e, RTM_NEWLINK, IF_P0, "p0", NULL, 0, 0, 0, 1500, 0);
+	/* members before the bond, as a dump may give them */
+	mkmember(e, IF_M0, "m0", IF_BOND, 1, 0);
+	mklink(e, RTM_NEWLINK, IF_BOND, "bond0", "bond", 0, 0, 0, 1500, 0);
+	mkmember(e, IF_M1, "m1", IF_BOND, 1, 0);
+	mklink(e, RTM_NEWLINK, IF_BOND_300, "bond0.300", "vlan", 300, IF_BOND,
+	       0, 1400, 0);
+	addr4(e, RTM_NEWADDR, IF_P0, "10.1.0.1", 24);
+	addr4(e, RTM_NEWADDR, IF_BOND, "10.2.0.1", 24);
+	addr4(e, RTM_NEWADDR, IF_BOND_300, "10.3.0.1", 24);
+	route4(e, RTM_NEWROUTE, RT_TABLE_MAIN, "10.66.2.0", 24, IF_BOND);
+	route4(e, RTM_NEWROUTE, RT_TABLE_MAIN, "10.66.3.0", 24, IF_BOND_300);
+	neigh4(e, IF_BOND, "10.66.2.2", mac_srv);
+	neigh4(e, IF_BOND_300, "10.66.3.2", mac_srv300);
+	views(e);
+	*state = e;
+	return 0;
+}
+
+static size_t plain4(uint8_t *f, const char *src, const char *dst)
+{
+	size_t len = tagged4(f, 1, src, dst, 64);
+
+	memmove(f + 12, f + 16, len - 16);
+	return len - 4;
+}
+
+/* route interface of the bond (the one with members and no VID) */
+static const struct route_port *bond_rif(struct env *e)
+{
+	unsigned i;
+
+	for (i = 0; i < e->ctx.n_vlans; i++)
+		if (e->vlans[i].n_members && !e->vlans[i].vid)
+			return &e->vlans[i];
+	return NULL;
+}
+
+/* 64 flows from p0 to dst: how many left by each port */
+static void spread(struct env *e, const char *dst, unsigned by_port[N_PORTS])
+{
+	struct route_result r;
+	uint8_t *f = frame + 64;
+	uint32_t h;
+
+	memset(by_port, 0, N_PORTS * sizeof(*by_port));
+	for (h = 0; h < 64; h++) {
+		size_t len = plain4(f, "10.1.0.2", dst);
+		uint16_t first;
+
+		assert_int_equal(route_frame(&e->ctx, f, len, 0,
+					     h * 0x01000193u, out, sizeof(out),
+					     &r, &e->c),
+				 ROUTE_FWD);
+		assert_true(r.port < N_PORTS);
+		by_port[r.port]++;
+		first = r.port;
+		/* the same flow, the same member */
+		len = plain4(f, "10.1.0.2", dst);
+		route_frame(&e->ctx, f, len, 0, h * 0x01000193u, out,
+			    sizeof(out), &r, &e->c);
+		assert_int_equal(r.port, first);
+	}
+}
+
+/* The bond's route interface: its members, its address on them; flows
+ * over both members; the members' frames in are the bond's. */
+static void test_bond(void **state)
+{
+	struct env *e = *state;
+	const struct route_port *b = bond_rif(e);
+	unsigned n[N_PORTS];
+	struct route_result r;
+	uint8_t *f = frame + 64;
+	size_t len;
+
+	assert_non_null(b);
+	assert_int_equal(b->n_members, 2);
+	assert_int_equal(b->n_up, 2);
+	assert_int_equal(b->members[0], 2);
+	assert_int_equal(b->members[1], 3);
+	assert_int_equal(b->ip4, ip4("10.2.0.1"));
+	/* a member port: the bond's address (ICMP source), no members */
+	assert_int_equal(e->ports[2].ip4, ip4("10.2.0.1"));
+	assert_int_equal(e->ports[3].n_members, 0);
+
+	spread(e, "10.66.2.2", n);
+	assert_int_equal(n[2] + n[3], 64);
+	assert_true(n[2] >= 16 && n[3] >= 16);
+	len = plain4(f, "10.1.0.2", "10.66.2.2");
+	assert_int_equal(run(e, f, len, 0, &r), ROUTE_FWD);
+	assert_memory_equal(f, mac_srv, 6);
+	assert_memory_equal(f + 6, b->mac, 6);
+
+	/* in on a member: to the bond's own address, the kernel's; routed
+	 * back out of p0 */
+	len = plain4(f, "10.66.2.2", "10.2.0.1");
+	assert_int_equal(run(e, f, len, 3, &r), ROUTE_HOST);
+	assert_int_equal(r.reason, ROUTE_R_local);
+}
+
+/* A member without carrier, or held as a backup by the bond, carries
+ * nothing; with none left the bond sends nothing. */
+static void test_bond_member_down(void **state)
+{
+	struct env *e = *state;
+	unsigned n[N_PORTS];
+	struct route_result r;
+	uint8_t *f = frame + 64;
+	size_t len;
+
+	mkmember(e, IF_M1, "m1", IF_BOND, 0, 0);
+	views(e);
+	assert_int_equal(bond_rif(e)->n_up, 1);
+	assert_int_equal(bond_rif(e)->n_members, 2);
+	spread(e, "10.66.2.2", n);
+	assert_int_equal(n[2], 64);
+
+	mkmember(e, IF_M1, "m1", IF_BOND, 1, 0);
+	mkmember(e, IF_M0, "m0", IF_BOND, 1, 1); /* backup */
+	views(e);
+	assert_int_equal(bond_rif(e)->n_up, 1);
+	assert_int_equal(bond_rif(e)->members[0], 3);
+	spread(e, "10.66.2.2", n);
+	assert_int_equal(n[3], 64);
+
+	mkmember(e, IF_M1, "m1", IF_BOND, 0, 0);
+	views(e);
+	assert_int_equal(bond_rif(e)->n_up, 0);
+	len = plain4(f, "10.1.0.2", "10.66.2.2");
+	/* out of a member that is down: the worker drops it (port_down) */
+	assert_int_equal(run(e, f, len, 0, &r), ROUTE_FWD);
+	assert_true(r.port == 2 || r.port == 3);
+
+	/* released from the bond: the bond has no ferry port, no slot */
+	mklink(e, RTM_NEWLINK, IF_M0, "m0", NULL, 0, 0, 0, 1500, 0);
+	mklink(e, RTM_NEWLINK, IF_M1, "m1", NULL, 0, 0, 0, 1500, 0);
+	views(e);
+	assert_null(bond_rif(e));
+	len = plain4(f, "10.1.0.2", "10.66.2.2");
+	assert_int_equal(run(e, f, len, 0, &r), ROUTE_DROP);
+	assert_int_equal(r.reason, ROUTE_R_egress_not_routed);
+}
+
+/* A VLAN on the bond: its tagged frames are found on either member, and
+ * it sends out of the members with its tag. */
+static void test_bond_vlan(void **state)
+{
+	struct env *e = *state;
+	unsigned n[N_PORTS];
+	struct route_result r;
+	uint8_t *f = frame + 64;
+	size_t len;
+
+	len = tagged4(f, 300, "10.66.3.2", "10.3.0.1", 64);
+	assert_int_equal(run(e, f, len, 2, &r), ROUTE_HOST);
+	len = tagged4(f, 300, "10.66.3.2", "10.3.0.1", 64);
+	assert_int_equal(run(e, f, len, 3, &r), ROUTE_HOST);
+	assert_int_equal(r.reason, ROUTE_R_local);
+
+	spread(e, "10.66.3.2", n);
+	assert_true(n[2] >= 16 && n[3] >= 16);
+	len = plain4(f, "10.1.0.2", "10.66.3.2");
+	assert_int_equal(run(e, f, len, 0, &r), ROUTE_FWD);
+	/* a tag pushed: the frame moved 4 bytes to the front */
+	assert_int_equal(r.shift, -4);
+	assert_memory_equal(f - 4, mac_srv300, 6);
+	assert_int_equal(f[-4 + 12] << 8 | f[-4 + 13], 0x8100);
+	assert_int_equal((f[-4 + 14] << 8 | f[-4 + 15]) & 0xfff, 300);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +651,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_route_through_mirror,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bond, setup_bond,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bond_member_down,
+						setup_bond, teardown),
+		cmocka_unit_test_setup_teardown(test_bond_vlan, setup_bond,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
