@@ -45,6 +45,15 @@
 # nexthop_compat_mode drained), beside the same move of the plain table
 # (ROUTES `ip route replace` of the gateway, one message each).
 # --only-table: just this part.
+# --vlan: instead of the xconnect row and the table part, each of kernel,
+# route and route_kernel again with 802.1Q VLANs (rows *_vlan): the
+# generator tags its frames with VID 100, the dut routes them from d0.100
+# (10.77.2.254/24) to d1.200 (10.77.3.254/24, the sink's MAC as the
+# neighbour 10.77.3.1), so every frame is popped and pushed; the route
+# 198.18.0.0/24 moves to 10.77.3.1 for those rows. Needs a kernel with
+# 802.1Q VLANs: this host's has none, so it runs in the guest of tests/vm/
+# (`tests/vm/run.sh -t 900 bench/route.sh --vlan`), whose figures are an
+# emulator's (ratios only).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,6 +68,7 @@ SECS=4
 FWD_CPU=1
 ROUTES=1000000
 ONLY_TABLE=0
+VLAN=0
 NH_GROUPS=16
 while (($#)); do
 	case $1 in
@@ -67,7 +77,8 @@ while (($#)); do
 	--routes) ROUTES=$2 && shift ;;
 	--only-table) ONLY_TABLE=1 ;;
 	--nh-groups) NH_GROUPS=$2 && shift ;;
-	*) echo "usage: $0 [--runs N] [--secs S] [--routes N] [--nh-groups N] [--only-table]" >&2 && exit 2 ;;
+	--vlan) VLAN=1 ;;
+	*) echo "usage: $0 [--runs N] [--secs S] [--routes N] [--nh-groups N] [--only-table] [--vlan]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -86,6 +97,19 @@ ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 # pinned to the router's CPU, for every row alike
 ip netns exec "$dut" ethtool -K "$D0" gro on >/dev/null
 tb_exec dut sh -c "echo 1 > /sys/class/net/$D0/threaded" || true
+
+if ((VLAN)); then
+	ip -n "$dut" link add link "$D0" name "$D0.100" type vlan id 100 ||
+		tb_die "no 802.1Q VLANs in this kernel (--vlan runs in the guest of tests/vm/)"
+	ip -n "$dut" link add link "$D1" name "$D1.200" type vlan id 200
+	ip -n "$dut" addr add 10.77.2.254/24 dev "$D0.100"
+	ip -n "$dut" addr add 10.77.3.254/24 dev "$D1.200"
+	ip -n "$dut" link set "$D0.100" up
+	ip -n "$dut" link set "$D1.200" up
+	ip -n "$dut" neigh replace 10.77.3.1 lladdr "$(tb_mac sink s0)" dev "$D1.200" nud permanent
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.default.rp_filter=0 \
+		"net.ipv4.conf.$D0/100.rp_filter=0"
+fi
 
 tb_gen_up
 tb_sink_drop
@@ -167,30 +191,36 @@ cost_of() {
 	done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 }
 
-measure() { # ROW
-	local row=$1 vals=() i
-	case $row in
+measure() { # ROW (ROW_vlan: the same through the VLANs)
+	local row=$1 base=${1%_vlan} vals=() i tag=()
+	if [[ $row == *_vlan ]]; then
+		tag=(vlan 100)
+		ip -n "$dut" route replace 198.18.0.0/24 via 10.77.3.1
+	else
+		ip -n "$dut" route replace 198.18.0.0/24 via 10.77.1.1
+	fi
+	case $base in
 	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=1 ;;
-	*) start_dut "$row" ;;
+	*) start_dut "$base" ;;
 	esac
 	napi_pin
-	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size 64 >/dev/null
+	tb_do gen gen start g0 dst-mac "$(tb_mac dut d0)" size 64 "${tag[@]}" >/dev/null
 	sleep 1
 	for ((i = 0; i < RUNS; i++)); do
 		vals+=("$(rate_of)")
 	done
 	tb_do gen gen stop g0 >/dev/null || true
 	sleep 0.5
-	case $row in
+	case $base in
 	kernel) ip netns exec "$dut" sysctl -qw net.ipv4.ip_forward=0 ;;
 	route)
-		EXTRA["route"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded}')
-		cost_of "$row"
+		EXTRA["$row"]=$(tb_ctlj dut stats | jq -c '.data.route | {routed, no_neigh, no_route, ttl_exceeded, vlan_unknown}')
+		[[ $row == "$base" ]] && cost_of "$row"
 		stop_dut
 		;;
 	route_kernel)
-		EXTRA["route_kernel"]=$(tb_ctlj dut stats | jq -c '.data.ports | {p0_kernel_rx: .[0].paths.kernel.rx_packets, p1_kernel_tx: .[1].paths.kernel.tx_packets, fib: .[0].paths.kernel.fib}')
-		cost_of "$row"
+		EXTRA["$row"]=$(tb_ctlj dut stats | jq -c '.data.ports | {p0_kernel_rx: .[0].paths.kernel.rx_packets, p1_kernel_tx: .[1].paths.kernel.tx_packets, fib: .[0].paths.kernel.fib}')
+		[[ $row == "$base" ]] && cost_of "$row"
 		stop_dut
 		ip netns exec "$dut" sysctl -qw net.ipv4.conf.lo.forwarding=0 \
 			net.ipv6.conf.lo.forwarding=0
@@ -526,26 +556,32 @@ if ((ONLY_TABLE)); then
 fi
 
 
-for row in kernel route route_kernel xconnect; do
+ROWS=(kernel route route_kernel xconnect)
+((VLAN)) && ROWS=(kernel kernel_vlan route route_vlan route_kernel route_kernel_vlan)
+for row in "${ROWS[@]}"; do
 	measure "$row"
 done
 
-printf '\n%-12s %12s %12s %12s %8s %8s\n' row median_pps min max vs_kernel vs_route
-for row in kernel route route_kernel xconnect; do
-	printf '%-12s %12s %12s %12s %8s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
-		"${MAX[$row]}" "$(ratio "$row" kernel)" "$(ratio "$row" route)"
+printf '\n%-18s %12s %12s %12s %8s %8s %8s\n' row median_pps min max vs_kernel vs_route vs_untag
+for row in "${ROWS[@]}"; do
+	printf '%-18s %12s %12s %12s %8s %8s %8s\n' "$row" "${MED[$row]}" "${MIN[$row]}" \
+		"${MAX[$row]}" "$(ratio "$row" kernel)" "$(ratio "$row" route)" \
+		"$([[ $row == *_vlan ]] && ratio "$row" "${row%_vlan}" || echo -)"
 done
 echo "route counters: ${EXTRA["route"]:-}"
+((VLAN)) && echo "route_vlan counters: ${EXTRA["route_vlan"]:-}" &&
+	echo "route_kernel_vlan, p0: ${EXTRA["route_kernel_vlan"]:-}"
 echo
 echo "d0's classifier per 64-byte frame (BPF_PROG_TEST_RUN, repeat $COST_REPEAT, median of $COST_CALLS calls):"
 printf '%-12s %8s %12s\n' row ns vs_xconnect
 for row in route route_kernel xconnect; do
+	((VLAN)) && [[ $row == xconnect ]] && continue
 	printf '%-12s %8s %12s\n' "$row" "${COST[$row]:-}" \
 		"$([[ -n ${COST[xconnect]:-} ]] && echo "scale=2; ${COST[$row]} / ${COST[xconnect]}" | bc -l)"
 done
 echo "route path kernel, p0: ${EXTRA["route_kernel"]:-}"
 
-if ((!ONLY_TABLE)); then
+if ((!ONLY_TABLE && !VLAN)); then
 	echo
 	table_part
 fi

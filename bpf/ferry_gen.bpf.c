@@ -42,7 +42,9 @@ const volatile __u16 udp_off; /* byte offset of the UDP header */
  * through volatile 16-bit loads: a memcpy from const rodata would be folded
  * by the compiler into stores of the zeros it was initialised with.
  */
-const volatile __u16 hdr[FERRY_GEN_HDR_LEN / 2];
+const volatile __u16 hdr[FERRY_GEN_HDR_MAX / 2];
+/* of which this many 16-bit words are the header (23 with a VLAN tag) */
+const volatile __u16 hdr_words = FERRY_GEN_HDR_LEN / 2;
 const volatile __u64 interval_ns; /* 1e9 / rate; 0: as fast as possible */
 const volatile __u64 max_frames;  /* stop after this many; 0: never */
 
@@ -81,6 +83,10 @@ int ferry_gen(struct xdp_md *ctx)
 	udp = data + udp_off;
 	if ((void *)(udp + 1) > data_end || data + FERRY_GEN_HDR_LEN > data_end)
 		return XDP_ABORTED;
+	/* (hdr_words is frozen rodata: the verifier knows which) */
+	if (hdr_words > FERRY_GEN_HDR_LEN / 2 &&
+	    data + FERRY_GEN_HDR_MAX > data_end)
+		return XDP_ABORTED;
 	if (max_frames && sent >= max_frames)
 		return XDP_DROP;
 	if (interval_ns) {
@@ -96,8 +102,11 @@ int ferry_gen(struct xdp_md *ctx)
 	sent++;
 
 #pragma unroll
-	for (int i = 0; i < FERRY_GEN_HDR_LEN / 2; i++)
+	for (int i = 0; i < FERRY_GEN_HDR_MAX / 2; i++) {
+		if (i >= hdr_words)
+			break;
 		((__u16 *)data)[i] = hdr[i];
+	}
 	flow = seq++ % flows;
 	udp->source = bpf_htons((__u16)(sport_base + flow));
 	/* Zero means "no checksum", which IPv4 allows; cheaper than

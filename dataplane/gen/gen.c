@@ -56,18 +56,29 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* Ethernet header bytes: 14, 18 with an 802.1Q tag. */
+static uint32_t gen_l2_len(const struct ferry_gen_params *p)
+{
+	return p->vid ? 18 : 14;
+}
+
 /* Builds the template into f (at least p->size bytes). */
 static void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *f)
 {
-	uint8_t *ip = f + 14, *udp = ip + 20;
+	uint32_t l2 = gen_l2_len(p);
+	uint8_t *ip = f + l2, *udp = ip + 20;
 	uint32_t sum = 0, i;
 
 	memcpy(f, p->dst_mac, 6);
 	memcpy(f + 6, p->src_mac, 6);
-	put16(f + 12, 0x0800);
+	if (p->vid) {
+		put16(f + 12, 0x8100);
+		put16(f + 14, p->vid);
+	}
+	put16(ip - 2, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(p->size - 14));
+	put16(ip + 2, (uint16_t)(p->size - l2));
 	put16(ip + 4, 0);      /* id */
 	put16(ip + 6, 0x4000); /* DF */
 	ip[8] = 64;
@@ -81,9 +92,9 @@ static void ferry_gen_build_frame(const struct ferry_gen_params *p, uint8_t *f)
 	put16(ip + 10, csum_fold(sum));
 	put16(udp, FERRY_GEN_SPORT_BASE);
 	put16(udp + 2, FERRY_GEN_DPORT);
-	put16(udp + 4, (uint16_t)(p->size - 34));
+	put16(udp + 4, (uint16_t)(p->size - l2 - 20));
 	put16(udp + 6, 0); /* no checksum: lets the program vary the port */
-	for (i = 0; i < p->size - 42; i++)
+	for (i = 0; i < p->size - l2 - 28; i++)
 		udp[8 + i] = (uint8_t)i;
 }
 
@@ -159,8 +170,9 @@ static int live_load(struct ferry_gen *g)
 	g->skel->rodata->ifindex_out = (uint32_t)g->p.ifindex;
 	g->skel->rodata->sport_base = FERRY_GEN_SPORT_BASE;
 	g->skel->rodata->n_flows = (uint16_t)g->p.flows;
-	g->skel->rodata->udp_off = 34;
-	memcpy((void *)g->skel->rodata->hdr, g->frame, FERRY_GEN_HDR_LEN);
+	g->skel->rodata->udp_off = (uint16_t)(gen_l2_len(&g->p) + 20);
+	g->skel->rodata->hdr_words = (uint16_t)((gen_l2_len(&g->p) + 28) / 2);
+	memcpy((void *)g->skel->rodata->hdr, g->frame, gen_l2_len(&g->p) + 28);
 	g->skel->rodata->interval_ns =
 		g->p.rate ? 1000000000ull / g->p.rate : 0;
 	g->skel->rodata->max_frames = g->p.count;
@@ -214,7 +226,7 @@ static int xsk_start(struct ferry_gen *g)
 	t->flows = g->p.flows;
 	t->size = g->p.size;
 	t->sport_base = FERRY_GEN_SPORT_BASE;
-	t->sport_off = 34;
+	t->sport_off = gen_l2_len(&g->p) + 20;
 	memcpy(t->frame, g->frame, g->p.size);
 	g->txgen = t;
 	ferry_worker_pause(pq->w);
@@ -233,6 +245,13 @@ struct ferry_gen *ferry_gen_start(const struct ferry_gen_params *p,
 		errno = EINVAL;
 		return fail(NULL, msg, "size must be %d..%d bytes",
 			    FERRY_GEN_MIN_SIZE, FERRY_GEN_MAX_SIZE);
+	}
+	if (p->vid > 4094 || (p->vid && p->size < FERRY_GEN_MIN_SIZE + 4)) {
+		errno = EINVAL;
+		return fail(NULL, msg,
+			    "vlan must be 1..4094, with a size of %d bytes or "
+			    "more",
+			    FERRY_GEN_MIN_SIZE + 4);
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g)

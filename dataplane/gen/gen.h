@@ -50,6 +50,7 @@ struct ferry_gen_params {
 	uint32_t size;	/* frame bytes, no FCS */
 	uint64_t rate;	/* frames per second; 0: as fast as possible */
 	uint32_t flows; /* distinct UDP source ports, >= 1 */
+	uint16_t vid;	/* 802.1Q VLAN id of the frames; 0: untagged */
 	uint64_t count; /* frames in all; 0: until stopped */
 	int cpu;	/* pin the thread here; -1: don't */
 	enum ferry_gen_engine engine;

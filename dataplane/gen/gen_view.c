@@ -16,6 +16,7 @@ json_t *ferry_gen_json(const struct ferry_gen *g, const char *port, double pps)
 	json_object_set_new(o, "rate", json_integer((json_int_t)gp->rate));
 	json_object_set_new(o, "size", json_integer(gp->size));
 	json_object_set_new(o, "flows", json_integer(gp->flows));
+	json_object_set_new(o, "vlan", json_integer(gp->vid));
 	json_object_set_new(o, "count", json_integer((json_int_t)gp->count));
 	return o;
 }

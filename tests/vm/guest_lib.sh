@@ -65,15 +65,11 @@ ferryd_up() {
 	done
 }
 
-# sys_test NAME MODULE...: the system test tests/vm/NAME.sh (tests/lib's
-# testbed, kept out of tests/system/, which runs on the host, because it
-# needs links the host's kernel may not make) with the guest kernel's
-# MODULEs loaded, under CI=true so that a missing feature fails instead of
-# skipping. The guest's NICs are not used: the test makes its own
-# namespaces and veths. "MODULE:ARGS" loads it with ARGS (commas: spaces).
-sys_test() {
-	local t=$1 m args
-	shift
+# guest_modules MODULE...: the guest kernel's MODULEs loaded, an ok/bad
+# line each; "MODULE:ARGS" loads it with ARGS (commas: spaces). 1 if any
+# failed.
+guest_modules() {
+	local m args
 	# the package's modules come without modules.dep (its postinst makes
 	# it): made here, in the guest's overlay
 	[[ -e /lib/modules/$(uname -r)/modules.dep ]] || depmod "$(uname -r)" ||
@@ -89,7 +85,19 @@ sys_test() {
 			bad "modprobe $m"
 		fi
 	done
-	((fails)) && return 1
+	((fails == 0))
+}
+
+# sys_test NAME MODULE...: the system test tests/vm/NAME.sh (tests/lib's
+# testbed, kept out of tests/system/, which runs on the host, because it
+# needs links the host's kernel may not make) with the guest kernel's
+# MODULEs loaded (guest_modules), under CI=true so that a missing feature
+# fails instead of skipping. The guest's NICs are not used: the test makes
+# its own namespaces and veths.
+sys_test() {
+	local t=$1
+	shift
+	guest_modules "$@" || return 1
 	if CI=true FERRYD=$PWD/build/daemon/ferryd FERRYCTL=$PWD/build/ctl/ferryctl \
 		"tests/vm/$t.sh"; then
 		ok "$t"
