@@ -37,8 +37,6 @@ static const struct ctl_opt gen_start_rows[] = {
 	{"flows", CTL_OPT_U64, 0, GP(flows), .min = 1,
 	 .max = 65535 - FERRY_GEN_SPORT_BASE, .metavar = "N",
 	 .help = "distinct UDP source ports"},
-	{"vlan", CTL_OPT_U64, 0, GP(vid), .min = 1, .max = 4094,
-	 .metavar = "VID", .help = "802.1Q tag of the frames (default: none)"},
 	{"dst-mac", CTL_OPT_MAC, 0, GP(dst_mac), .metavar = "MAC",
 	 .help = "destination MAC (default: broadcast)"},
 	{"count", CTL_OPT_U64, 0, GP(count), .max = UINT64_MAX / 2,
@@ -46,6 +44,8 @@ static const struct ctl_opt gen_start_rows[] = {
 	{"engine", CTL_OPT_WORD, 0, GP(engine), .words = engine_words,
 	 .vals = engine_vals,
 	 .help = "BPF live frames, or the port's AF_XDP TX ring"},
+	{"vlan", CTL_OPT_U64, 0, GP(vid), .min = 1, .max = 4094,
+	 .metavar = "VID", .help = "802.1Q tag of the frames (default: none)"},
 };
 
 static const struct gen_cmd_params gen_start_dflt = {

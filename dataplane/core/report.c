@@ -478,16 +478,19 @@ int ferry_port_get(const struct ferry *f, int i, struct ferry_port_params *pp)
 	if (i < 0 || i >= f->ports.n)
 		return -ENOENT;
 	p = f->ports.v[i];
-	/* What the port got, not only what was asked: the queues it opened
-	 * and the XDP mode the profile chose, so a replay builds the same. */
+	/* What the port got, not only what was asked: the XDP mode the
+	 * profile chose, so a replay builds the same. The queues only as
+	 * asked: a port given none opens every queue in use again, which is
+	 * what it opened. Saving the queues it opened would not replay: the
+	 * queues an XDP attach brings into use (virtio_net) do not exist
+	 * before it, and a daemon that took a port over under a predecessor's
+	 * XDP program sees them from the start. */
 	*pp = p->req;
-	pp->queues_given = true;
-	pp->q_first = p->q_first;
-	pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
-	/* Queues the XDP attach brought into use do not exist before it: a
-	 * replay given them would be refused; given none it follows again. */
-	if (p->n_queues_pre_xdp)
-		pp->queues_given = false;
+	if (p->req.queues_given || p->req.spread_cpus) {
+		pp->queues_given = true;
+		pp->q_first = p->q_first;
+		pp->n_queues = p->req.spread_cpus ? 1 : p->n_queues;
+	}
 	pp->xdp_generic = p->xdp_generic;
 	pp->xdp_given = true;
 	return 0;

@@ -396,8 +396,9 @@ static void test_usage_from_rows(void **state)
 	usage_is("acl add",
 		 "NAME port PORT match [proto tcp|udp|icmp|any] [src PREFIX] "
 		 "[dst PREFIX] [sport N|N-M] [dport N|N-M] action drop|pass");
-	usage_is("gen start", "PORT [rate PPS] [size BYTES] [flows N] "
-			      "[dst-mac MAC] [count N] [engine auto|live|xsk]");
+	usage_is("gen start",
+		 "PORT [rate PPS] [size BYTES] [flows N] "
+		 "[dst-mac MAC] [count N] [engine auto|live|xsk] [vlan VID]");
 	usage_is("workers", "[CPULIST] [idle busy|poll]");
 	usage_is("xconnect add", "PORT_IN PORT_OUT [path auto|xsk|kernel]");
 	usage_is("port show", "[NAME]");
