@@ -1155,6 +1155,7 @@ static struct ferry_xsk *xsk_for_mode(struct ferry_worker *w,
 {
 	struct ferry_xsk_params other = *xp;
 	struct ferry_xsk *x;
+	bool fresh;
 
 	if (!w->umem || umem_takes(w->umem, xp->mode)) {
 		x = xsk_on(&w->umem, up, xp);
@@ -1170,7 +1171,13 @@ static struct ferry_xsk *xsk_for_mode(struct ferry_worker *w,
 		errno = EINVAL; /* not reached: umem_takes said so */
 		return NULL;
 	}
-	return xsk_on(&w->umem2, up, &other);
+	fresh = !w->umem2;
+	x = xsk_on(&w->umem2, up, &other);
+	if (x && fresh)
+		log_info("worker %d: a second UMEM, for its %s sockets: frames "
+			 "between zero-copy and copy-mode ports are copied",
+			 w->id, x->zerocopy ? "zero-copy" : "copy-mode");
+	return x;
 }
 
 int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
