@@ -145,8 +145,14 @@ tot() { jq "[.data.ports[] | .totals.$1] | add" <<<"$st"; }
 pt() { jq ".data.ports[] | select(.name == \"$1\") | .totals.$2" <<<"$st"; }
 rx=$(tot rx_packets) tx=$(tot tx_packets) drops=$(tot drops)
 for p in p0 p1; do
-	echo "     $p: $(jq -c ".data.ports[] | select(.name == \"$p\") | {rx: .totals.rx_packets, tx: .totals.tx_packets, copied: .totals.tx_copied, kicks: .totals.tx_kicks, xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk}" <<<"$st")"
+	echo "     $p: $(jq -c ".data.ports[] | select(.name == \"$p\") | {rx: .totals.rx_packets, tx: .totals.tx_packets, copied: .totals.tx_copied, kicks: .totals.tx_kicks, xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk, k_rx_dropped: .totals.rx_dropped, k_ring_full: .totals.rx_ring_full, k_fill_empty: .totals.rx_fill_ring_empty_descs}" <<<"$st")"
 done
+# Where a frame lost outside ferry went: the hosts' own interfaces (the
+# UDP wiring between QEMU's NICs is a host socket, lossy on a loaded host).
+echo "     pa $N1: $(ip -n pa -s -j link show dev "$N1" | jq -c '.[0].stats64 | {rx: .rx.packets, rx_drop: .rx.dropped, tx: .tx.packets}')," \
+	"pb vm1: $(ip -n pb -s -j link show dev vm1 | jq -c '.[0].stats64 | {rx: .rx.packets, rx_drop: .rx.dropped, tx: .tx.packets}')," \
+	"NIC0 $N0: $(ip -s -j link show dev "$N0" | jq -c '.[0].stats64 | {rx: .rx.packets, tx: .tx.packets, tx_drop: .tx.dropped}')"
+echo "     sent by p0 and not received by pa's $N1 (the wire, after ferry's TX ring): $(($(pt p0 tx_packets) - $(ip -n pa -s -j link show dev "$N1" | jq '.[0].stats64.rx.packets')))" 
 echo "     drops by reason: $(jq -c '[.data.ports[] | (.totals.drop_reasons // .drop_reasons // {}) | to_entries[] | select(.value > 0)] | from_entries' <<<"$st")"
 if ((rx == tx + drops && rx > 0)); then
 	ok "conservation: rx $rx = tx $tx + drops $drops"
