@@ -9,8 +9,10 @@
  * per packet: the count depends only on the code, not on the machine's load
  * or on how packets happened to batch, so two builds compare exactly.
  *
- *   ring_bench [PACKETS] [BURST] [xconnect|reflect] [CSUM] [SIZE]
+ *   ring_bench [PACKETS] [BURST] [xconnect|reflect|mixed] [CSUM] [SIZE]
  *
+ * mixed: xconnect a -> b with b on the worker's second UMEM (a zero-copy
+ * port and a copy-mode port on one worker), so every frame is copied.
  * CSUM: off (default: the port does not complete checksums), plain (it
  * does; TCP/IPv4 frames whose checksum is already correct) or partial
  * (it does; every frame carries a partial checksum to complete). SIZE:
@@ -57,13 +59,14 @@ int main(int argc, char **argv)
 	uint64_t packets = argc > 1 ? strtoull(argv[1], NULL, 0) : 1000000;
 	uint32_t burst = argc > 2 ? (uint32_t)atoi(argv[2]) : FERRY_BURST;
 	bool reflect = argc > 3 && !strcmp(argv[3], "reflect");
+	bool mixed = argc > 3 && !strcmp(argv[3], "mixed");
 	const char *csum = argc > 4 ? argv[4] : "off";
 	uint32_t size = argc > 5 ? (uint32_t)atoi(argv[5]) : 60;
 	static uint8_t tmpl[FERRY_FRAME_SIZE];
 	static struct fake_xsk a, b;
 	static struct ferry_pq pa, pb;
 	struct ferry_worker *w;
-	struct ferry_umem *u;
+	struct ferry_umem *u, *u2 = NULL;
 	uint64_t done = 0;
 
 	w = ferry_worker_create(0, 0, FERRY_IDLE_BUSY);
@@ -73,8 +76,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	w->umem = u;
+	if (mixed) {
+		u2 = ferry_umem_create(&up);
+		if (!u2) {
+			perror("ring_bench");
+			return 1;
+		}
+		w->umem2 = u2;
+	}
 	fake_xsk_init(&a, u, 0);
-	fake_xsk_init(&b, u, 1);
+	fake_xsk_init(&b, mixed ? u2 : u, mixed ? 0 : 1);
 	pa.xsk = &a.x;
 	pb.xsk = &b.x;
 	pa.w = pb.w = w;
@@ -105,14 +116,18 @@ int main(int argc, char **argv)
 		fake_kernel_tx(&a, FAKE_RING);
 		fake_kernel_tx(&b, FAKE_RING);
 	}
-	printf("packets %llu tx %llu kicks %llu free %u csum_fixed %llu\n",
+	printf("packets %llu tx %llu kicks %llu free %u csum_fixed %llu "
+	       "tx_copied %llu\n",
 	       (unsigned long long)pa.c.rx_packets,
 	       (unsigned long long)(pb.c.tx_packets + pa.c.tx_packets),
 	       (unsigned long long)(pb.c.tx_kicks + pa.c.tx_kicks), u->n_free,
-	       (unsigned long long)w->c.csum_fixed);
+	       (unsigned long long)w->c.csum_fixed,
+	       (unsigned long long)w->c.tx_copied);
 	w->n_pq = 0;
 	w->umem = NULL;
+	w->umem2 = NULL;
 	ferry_umem_destroy(u);
+	ferry_umem_destroy(u2);
 	ferry_worker_destroy(w);
 	return 0;
 }

@@ -5,7 +5,8 @@
 # Prints: "<app> <burst> <instructions per packet>" per case, then the
 # checksum completion (csum.h) per frame size: "csum <mode> <size> <ipp>",
 # mode off (port does not complete), plain (it does, frames need nothing),
-# partial (every frame completed); xconnect, burst 256.
+# partial (every frame completed); xconnect, burst 256. Between them,
+# xconnect against mixed (every frame copied to the other UMEM) per size.
 set -euo pipefail
 bin=${1:-$(dirname "$0")/../build/bench/ring_bench}
 out=$(mktemp)
@@ -23,6 +24,16 @@ for app in xconnect reflect; do
 		printf '%-9s burst %-3s %s\n' "$app" "$burst" "$(ipp 200000 "$burst" "$app")"
 	done
 done
+# Mixed-mode ports (worker.h): the egress on the worker's other UMEM, each
+# frame copied into it; against xconnect in one UMEM, by frame size.
+if [ "${RING_COST_MIXED:-1}" = 1 ]; then
+	for size in 60 1500; do
+		for app in xconnect mixed; do
+			printf '%-9s size %-4s %s\n' "$app" "$size" \
+				"$(ipp 100000 256 "$app" off "$size")"
+		done
+	done
+fi
 [ "${RING_COST_CSUM:-1}" = 1 ] || exit 0
 for size in 60 1500; do
 	for mode in off plain partial; do

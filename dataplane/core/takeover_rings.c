@@ -61,6 +61,16 @@ static const char *pass_refusal(struct ferry *f, char *why, size_t size)
 			continue;
 		return why;
 	}
+	/* The description carries one UMEM per worker: a worker holding a
+	 * second one (zero-copy and copy-mode ports, worker.h) is rebuilt. */
+	for (i = 0; i < f->workers.n; i++)
+		if (f->workers.v[i]->umem2) {
+			snprintf(why, size,
+				 "worker %d serves zero-copy and copy-mode "
+				 "ports (two UMEMs)",
+				 f->workers.v[i]->id);
+			return why;
+		}
 	return NULL;
 }
 

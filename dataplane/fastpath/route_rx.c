@@ -95,7 +95,7 @@ static inline bool tx_one(struct ferry_worker *w, struct ferry_pq *out,
 	t->addr = addr;
 	t->len = len;
 	t->options = 0;
-	w->umem->owner[ferry_umem_frame_idx(addr)] = o->tx_tag;
+	o->umem->owner[ferry_umem_frame_idx(addr)] = o->tx_tag;
 	out->tx_batch++;
 	ferry_worker_touch(w, out, FERRY_APP_ROUTE);
 	ferry_ctr_add(&out->c.tx_packets, 1);
@@ -104,12 +104,60 @@ static inline bool tx_one(struct ferry_worker *w, struct ferry_pq *out,
 	return true;
 }
 
+/*
+ * To a port on the worker's other UMEM (zero-copy and copy-mode ports on
+ * one worker): the m descriptors (one frame) copied into frames of out's
+ * pool, the first piece's start moved by shift (a VLAN tag popped or
+ * pushed); the received frame stays the caller's to give back. NULL when
+ * sent, else the reason it was not (pq's drop counter).
+ */
+static __attribute__((noinline)) uint64_t *
+tx_copy(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
+	const struct ferry_umem *u, const struct xdp_desc *d, uint32_t m,
+	int shift)
+{
+	struct ferry_xsk *o = out->xsk;
+	uint64_t bytes = 0;
+	uint32_t t0, j;
+
+	if (o->umem->n_free < m)
+		return &pq->c.drop.tx_copy_nofree;
+	if (xsk_ring_prod__reserve(&o->tx, m, &t0) != m)
+		return &pq->c.drop.tx_ring_full;
+	for (j = 0; j < m; j++) {
+		struct xdp_desc *t = xsk_ring_prod__tx_desc(&o->tx, t0 + j);
+		uint64_t a = d[j].addr;
+		uint32_t len = d[j].len;
+
+		if (!j && shift) {
+			a = (uint64_t)((int64_t)a + shift);
+			len = (uint32_t)((int32_t)len - shift);
+		}
+		t->addr = ferry_umem_copy_in(o->umem, u, a, len, o->tx_tag);
+		t->len = len;
+		t->options = d[j].options & XDP_PKT_CONTD;
+		bytes += len;
+	}
+	out->tx_batch += m;
+	ferry_worker_touch(w, out, FERRY_APP_ROUTE);
+	ferry_ctr_add(&out->c.tx_packets, 1);
+	ferry_ctr_add(&out->c.tx_bytes, bytes);
+	ferry_ctr_add(&out->c.tx_copied, 1);
+	ferry_ctr_add(&w->c.tx_packets, 1);
+	ferry_ctr_add(&w->c.tx_copied, 1);
+	return NULL;
+}
+
 /* A drop reason of FERRY_DROP_REASONS (counters.h) as a capture verdict. */
 #define CAP_V_DROP(f)                                                          \
 	FERRY_CAP_VERDICT(FERRY_CAP_V_DROP,                                    \
 			  (offsetof(struct ferry_queue_ctrs, drop.f) -         \
 			   offsetof(struct ferry_queue_ctrs, drop)) /          \
 				  sizeof(uint64_t))
+/* The same of a reason given as pq's counter. */
+#define CAP_V_DROP_AT(pq, why)                                                 \
+	FERRY_CAP_VERDICT(FERRY_CAP_V_DROP,                                    \
+			  (uint16_t)((why) - (uint64_t *)&(pq)->c.drop))
 
 /*
  * An rx capture of a routed frame: filtered as received, and a match kept
@@ -149,7 +197,7 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
 	  uint8_t *copy)
 {
 	struct ferry_route_wk *k = pq->rw;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = pq->xsk->umem;
 	uint8_t *data = ferry_umem_data(u, addr);
 	struct route_result res;
 	struct ferry_pq *out;
@@ -188,6 +236,18 @@ route_one(struct ferry_worker *w, struct ferry_pq *pq, uint64_t addr,
 		if (unlikely(out->down)) {
 			ferry_ctr_add(&pq->c.drop.port_down, 1);
 			verdict = CAP_V_DROP(port_down);
+			break;
+		}
+		if (unlikely(out->xsk->umem != u)) {
+			struct xdp_desc d1 = {.addr = addr, .len = len};
+			uint64_t *why =
+				tx_copy(w, pq, out, u, &d1, 1, res.shift);
+
+			/* sent or not, the frame goes back to its pool */
+			if (why) {
+				ferry_ctr_add(why, 1);
+				verdict = CAP_V_DROP_AT(pq, why);
+			}
 			break;
 		}
 		/* a VLAN tag popped or pushed moved the frame */
@@ -235,7 +295,7 @@ static bool tx_chain(struct ferry_worker *w, struct ferry_pq *out,
 		     uint64_t len, int shift)
 {
 	struct ferry_xsk *o = out->xsk;
-	uint16_t *owner = w->umem->owner, tag = o->tx_tag;
+	uint16_t *owner = o->umem->owner, tag = o->tx_tag;
 	uint32_t t0, j;
 
 	if (xsk_ring_prod__reserve(&o->tx, m, &t0) != m)
@@ -275,7 +335,7 @@ static void route_chain(struct ferry_worker *w, struct ferry_pq *pq,
 {
 	struct ferry_route_wk *k = pq->rw;
 	const struct xsk_ring_cons *rx = &pq->xsk->rx;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = pq->xsk->umem;
 	struct ferry_csum_seg seg[FERRY_MAX_FRAGS];
 	struct route_result res;
 	struct ferry_pq *out = NULL;
@@ -334,6 +394,18 @@ static void route_chain(struct ferry_worker *w, struct ferry_pq *pq,
 			/* bound without XDP_USE_SG: it takes no chain */
 			ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
 			verdict = CAP_V_DROP(chain_unsupported);
+		} else if (unlikely(out->xsk->umem != u)) {
+			struct xdp_desc dc[FERRY_MAX_FRAGS];
+			uint64_t *why;
+
+			for (j = 0; j < m; j++)
+				dc[j] = *xsk_ring_cons__rx_desc(rx, idx + j);
+			/* sent or not, the chain goes back to its pool */
+			why = tx_copy(w, pq, out, u, dc, m, res.shift);
+			if (why) {
+				ferry_ctr_add(why, 1);
+				verdict = CAP_V_DROP_AT(pq, why);
+			}
 		} else if (tx_chain(w, out, rx, idx, m, len, res.shift)) {
 			k->c.n[ROUTE_R_routed_chain]++;
 			kept = m;
@@ -393,7 +465,7 @@ route_chains(struct ferry_worker *w, struct ferry_pq *pq, uint32_t idx,
 	     uint64_t now, uint64_t *bytes, uint32_t *used)
 {
 	const struct xsk_ring_cons *rx = &pq->xsk->rx;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = pq->xsk->umem;
 	uint32_t frames = i, m;
 	uint8_t copy[FERRY_FRAME_SIZE];
 

@@ -39,7 +39,7 @@ _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
 static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	struct ferry_xsk *x = pq->xsk;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = x->umem;
 	const uint64_t *top;
 	uint16_t *owner = u->owner, tag = x->fill_tag;
 	uint32_t n, idx, i;
@@ -73,7 +73,7 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 static inline void pq_reap(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	struct ferry_xsk *x = pq->xsk;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = x->umem;
 	uint64_t *push = u->free + u->n_free;
 	uint16_t *owner = u->owner;
 	uint32_t n, idx, i;
@@ -396,6 +396,7 @@ struct fwd_sums {
 	uint32_t frames;     /* frames received (chains count once) */
 	uint32_t fwd_frames; /* frames forwarded */
 	uint32_t long_frames;
+	uint32_t copied; /* of fwd_frames: copied to the other UMEM */
 	uint64_t bytes;
 	uint64_t long_bytes;
 };
@@ -414,6 +415,14 @@ static inline void fwd_put(struct ferry_umem *u, struct ferry_ret *ret,
  * chain is being skipped): frame by frame, each frame all its descriptors
  * or none. Out of line, so that the single-buffer loop of app_forward
  * stays as it was but for one test of the options per descriptor.
+ *
+ * Also every burst whose egress socket is on another UMEM than the
+ * ingress's (a zero-copy port and a copy-mode port on one worker): each
+ * descriptor is copied into a frame of the egress's pool, the received
+ * frame goes back to its own pool at once, and the frame counts as
+ * tx_copied; with too few free frames there for the whole frame it is
+ * dropped as tx_copy_nofree. The egress's completions return the copies
+ * to its pool (pq_reap), so the two pools never trade frames.
  */
 static __attribute__((noinline)) void
 forward_chains(struct ferry_pq *pq, struct ferry_pq *out, bool reflect,
@@ -421,10 +430,11 @@ forward_chains(struct ferry_pq *pq, struct ferry_pq *out, bool reflect,
 	       struct fwd_sums *s)
 {
 	struct ferry_xsk *x = pq->xsk, *o = out->xsk;
-	struct ferry_umem *u = x->umem;
+	struct ferry_umem *u = x->umem, *ou = o->umem;
 	struct ferry_ret *ret = pq->ret;
 	uint16_t tag = o->tx_tag;
 	uint32_t i = s->i, k, m;
+	bool copy = u != ou;
 
 	/* The tail of a chain cut at FERRY_MAX_FRAGS in an earlier pass. */
 	while (unlikely(pq->rx_skip) && i < n) {
@@ -473,17 +483,20 @@ forward_chains(struct ferry_pq *pq, struct ferry_pq *out, bool reflect,
 		}
 		s->frames++;
 		if (unlikely(bad || m > FERRY_MAX_FRAGS ||
-			     (m > 1 && !o->multibuf) || len > lim)) {
+			     (m > 1 && !o->multibuf) || len > lim ||
+			     (copy && ou->n_free < m))) {
 			uint64_t *why = &pq->c.drop.mtu_exceeded;
 
 			if (bad)
 				why = &pq->c.drop.chain_bad;
 			else if (m > FERRY_MAX_FRAGS)
 				why = &pq->c.drop.chain_too_long;
-			else if (len <= lim)
+			else if (len > lim)
+				s->long_frames++;
+			else if (m > 1 && !o->multibuf)
 				why = &pq->c.drop.chain_unsupported;
 			else
-				s->long_frames++;
+				why = &pq->c.drop.tx_copy_nofree;
 			if (why != &pq->c.drop.mtu_exceeded)
 				ferry_ctr_add(why, 1);
 			for (k = i; k < i + m; k++)
@@ -503,13 +516,21 @@ forward_chains(struct ferry_pq *pq, struct ferry_pq *out, bool reflect,
 
 			if (reflect && k == i)
 				swap_macs(ferry_umem_data(u, d->addr));
-			t->addr = d->addr;
 			t->len = d->len;
 			t->options = d->options & XDP_PKT_CONTD;
+			if (unlikely(copy)) {
+				/* n_free >= m was checked: never UINT64_MAX */
+				t->addr = ferry_umem_copy_in(ou, u, d->addr,
+							     d->len, tag);
+				fwd_put(u, ret, d->addr);
+				continue;
+			}
+			t->addr = d->addr;
 			u->owner[ferry_umem_frame_idx(d->addr)] = tag;
 		}
 		s->bytes += len;
 		s->fwd_frames++;
+		s->copied += copy;
 		i += m;
 	}
 	s->i = i;
@@ -563,7 +584,8 @@ app_forward(struct ferry_worker *w, struct ferry_pq *pq, struct ferry_pq *out,
 	/* Room for all n; slots left over by frames too long for the egress
 	 * (copy-mode TX does not check its MTU) are handed back below. */
 	xsk_ring_prod__reserve(&o->tx, n, &idx_tx);
-	if (unlikely(pq->rx_skip))
+	/* To the worker's other UMEM: copied, frame by frame. */
+	if (unlikely(pq->rx_skip) || unlikely(u != o->umem))
 		goto chains;
 	for (i = 0, j = 0; i < n; i++) {
 		const struct xdp_desc *d =
@@ -639,6 +661,10 @@ chains:
 			o->tx.cached_prod -= n - sm.j;
 		if (sm.long_frames)
 			ferry_ctr_add(&pq->c.drop.mtu_exceeded, sm.long_frames);
+		if (sm.copied) {
+			ferry_ctr_add(&out->c.tx_copied, sm.copied);
+			ferry_ctr_add(&w->c.tx_copied, sm.copied);
+		}
 		ferry_ctr_add(&pq->c.rx_packets, sm.frames);
 		ferry_ctr_add(&pq->c.rx_bytes, sm.bytes + sm.long_bytes);
 		if (sm.j) {
@@ -754,7 +780,7 @@ static uint32_t pq_txgen(struct ferry_worker *w, struct ferry_pq *pq)
 {
 	struct ferry_txgen *g = pq->txgen;
 	struct ferry_xsk *x = pq->xsk;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = x->umem;
 	uint32_t n = TXGEN_BURST, idx = 0, i, descs;
 	uint64_t now = 0;
 
@@ -1087,6 +1113,73 @@ int ferry_worker_start(struct ferry_worker *w)
 	return 0;
 }
 
+/* A UMEM no socket has registered yet (made ahead) takes either mode. */
+static bool umem_takes(const struct ferry_umem *u, enum ferry_xsk_mode mode)
+{
+	return u->reg_fd < 0 || mode == FERRY_XSK_AUTO ||
+	       u->zerocopy == (mode == FERRY_XSK_ZC);
+}
+
+/* A socket on *slot's UMEM, made first if the slot is empty. */
+static struct ferry_xsk *xsk_on(struct ferry_umem **slot,
+				const struct ferry_umem_params *up,
+				const struct ferry_xsk_params *xp)
+{
+	struct ferry_xsk *x;
+	int err;
+
+	if (*slot)
+		return ferry_xsk_create(*slot, xp);
+	*slot = ferry_umem_create(up);
+	if (!*slot)
+		return NULL;
+	x = ferry_xsk_create(*slot, xp);
+	if (!x) {
+		err = errno;
+		ferry_umem_destroy(*slot);
+		*slot = NULL;
+		errno = err;
+	}
+	return x;
+}
+
+/*
+ * The socket's UMEM by its mode: the worker's first UMEM if it takes the
+ * mode, else the other one (made for it). Mode auto shares the first UMEM
+ * when the device binds in its mode, and moves to the other mode's when
+ * the device refuses (a veth next to a zero-copy NIC).
+ */
+static struct ferry_xsk *xsk_for_mode(struct ferry_worker *w,
+				      const struct ferry_umem_params *up,
+				      const struct ferry_xsk_params *xp)
+{
+	struct ferry_xsk_params other = *xp;
+	struct ferry_xsk *x;
+	bool fresh;
+
+	if (!w->umem || umem_takes(w->umem, xp->mode)) {
+		x = xsk_on(&w->umem, up, xp);
+		/* Only a bind in the first UMEM's mode refused moves on
+		 * (EBUSY: the queue is taken, in any mode). */
+		if (x || xp->mode != FERRY_XSK_AUTO || !w->umem ||
+		    w->umem->reg_fd < 0 || errno == EBUSY)
+			return x;
+	}
+	/* The other mode than the first UMEM's, whatever auto would try. */
+	other.mode = w->umem->zerocopy ? FERRY_XSK_COPY : FERRY_XSK_ZC;
+	if (xp->mode != FERRY_XSK_AUTO && other.mode != xp->mode) {
+		errno = EINVAL; /* not reached: umem_takes said so */
+		return NULL;
+	}
+	fresh = !w->umem2;
+	x = xsk_on(&w->umem2, up, &other);
+	if (x && fresh)
+		log_info("worker %d: a second UMEM, for its %s sockets: frames "
+			 "between zero-copy and copy-mode ports are copied",
+			 w->id, x->zerocopy ? "zero-copy" : "copy-mode");
+	return x;
+}
+
 int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
 			bool try_hugepages)
@@ -1096,22 +1189,12 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 		.numa_node = numa_node,
 		.try_hugepages = try_hugepages,
 	};
-	bool new_umem = false;
-	int err;
 
 	if (w->n_pq >= FERRY_MAX_WQ)
 		return -ENOSPC;
-	if (!w->umem) {
-		w->umem = ferry_umem_create(&up);
-		if (!w->umem)
-			return -errno;
-		new_umem = true;
-	}
-	pq->xsk = ferry_xsk_create(w->umem, xp);
-	if (!pq->xsk) {
-		err = -errno;
-		goto err_umem;
-	}
+	pq->xsk = xsk_for_mode(w, &up, xp);
+	if (!pq->xsk)
+		return -errno;
 	pq->w = w;
 	pq->busy_poll = pq->xsk->busy_poll;
 	w->pq[w->n_pq++] = pq;
@@ -1119,13 +1202,6 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 	/* Frames in the fill ring before the XSKMAP entry points here. */
 	pq_refill(w, pq);
 	return 0;
-
-err_umem:
-	if (new_umem) {
-		ferry_umem_destroy(w->umem);
-		w->umem = NULL;
-	}
-	return err;
 }
 
 int ferry_worker_umem_prepare(struct ferry_worker *w, int numa_node,
@@ -1186,6 +1262,8 @@ void ferry_worker_handover_export(struct ferry_worker *w)
 			pq_drain_rets(w, w->pq[i]);
 	if (w->umem)
 		ferry_umem_export(w->umem);
+	if (w->umem2)
+		ferry_umem_export(w->umem2);
 }
 
 void ferry_worker_handover_import(struct ferry_worker *w)
@@ -1195,10 +1273,14 @@ void ferry_worker_handover_import(struct ferry_worker *w)
 	if (!w->umem)
 		return;
 	ferry_umem_import(w->umem);
+	if (w->umem2)
+		ferry_umem_import(w->umem2);
 	for (i = 0; i < w->n_pq; i++)
 		ferry_xsk_resync(w->pq[i]->xsk);
 	if (w->umem->parked)
 		ferry_xsk_resync(w->umem->parked);
+	if (w->umem2 && w->umem2->parked)
+		ferry_xsk_resync(w->umem2->parked);
 }
 
 void ferry_worker_forget(struct ferry_worker *w)
@@ -1212,6 +1294,11 @@ void ferry_worker_forget(struct ferry_worker *w)
 	}
 	w->n_pq = 0;
 	worker_build_pfd(w);
+	if (w->umem2) {
+		ferry_xsk_forget(w->umem2->parked);
+		ferry_umem_forget(w->umem2);
+		w->umem2 = NULL;
+	}
 	if (!w->umem)
 		return;
 	ferry_xsk_forget(w->umem->parked);
@@ -1240,8 +1327,33 @@ int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
 	return 0;
 }
 
+/*
+ * The last socket of u is closed: every one has given its frames back by
+ * tag, so the pool must be whole again, to the frame. The other mode's
+ * UMEM, if any, becomes the first.
+ */
+static void umem_close(struct ferry_worker *w, struct ferry_umem *u)
+{
+	ferry_xsk_destroy(u->parked, true);
+	w->umem_closed++;
+	if (u->n_free != u->n_frames) {
+		w->umem_frames_lost += u->n_frames - u->n_free;
+		log_err("worker %d: UMEM closed with %u of %u frames back in "
+			"its pool",
+			w->id, u->n_free, u->n_frames);
+	}
+	ferry_umem_destroy(u);
+	if (u == w->umem) {
+		w->umem = w->umem2;
+		w->umem2 = NULL;
+	} else {
+		w->umem2 = NULL;
+	}
+}
+
 void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 {
+	struct ferry_umem *u;
 	uint32_t i, j;
 	bool last = true;
 
@@ -1265,27 +1377,15 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 	} else {
 		pq_reap(w, pq);
 	}
+	u = pq->xsk->umem;
 	for (i = 0; i < w->n_pq; i++)
-		if (!w->pq[i]->foreign)
+		if (!w->pq[i]->foreign && w->pq[i]->xsk->umem == u)
 			last = false;
 	ferry_xsk_destroy(pq->xsk, last);
 	pq->xsk = NULL;
 	pq->rets = NULL;
-	if (last) {
-		ferry_xsk_destroy(w->umem->parked, true);
-		/* Every socket is closed and has given its frames back by tag:
-		 * the pool must be whole again, to the frame. */
-		w->umem_closed++;
-		if (w->umem->n_free != w->umem->n_frames) {
-			w->umem_frames_lost +=
-				w->umem->n_frames - w->umem->n_free;
-			log_err("worker %d: UMEM closed with %u of %u frames "
-				"back in its pool",
-				w->id, w->umem->n_free, w->umem->n_frames);
-		}
-		ferry_umem_destroy(w->umem);
-		w->umem = NULL;
-	}
+	if (last)
+		umem_close(w, u);
 }
 
 int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq)
@@ -1362,13 +1462,24 @@ static uint32_t spread_frames_out(const struct ferry_pq *owner)
 
 void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a)
 {
-	uint32_t i;
+	uint32_t i, k;
 
 	memset(a, 0, sizeof(*a));
+	a->consistent = true;
 	ferry_worker_pause(w);
 	if (w->umem) {
-		a->frames = w->umem->n_frames;
-		a->free = w->umem->n_free;
+		/* Both UMEMs of a worker serving two modes, summed. */
+		for (k = 0; k < 2; k++) {
+			const struct ferry_umem *u = k ? w->umem2 : w->umem;
+
+			if (!u)
+				continue;
+			a->frames += u->n_frames;
+			a->free += u->n_free;
+			if (u->parked)
+				a->in_rings += xsk_frames_in_rings(u->parked);
+			a->consistent = a->consistent && umem_consistent(u);
+		}
 		for (i = 0; i < w->n_pq; i++) {
 			const struct ferry_pq *pq = w->pq[i];
 
@@ -1378,12 +1489,7 @@ void ferry_worker_umem_acct(struct ferry_worker *w, struct ferry_umem_acct *a)
 			if (pq->rets)
 				a->in_rings += spread_frames_out(pq);
 		}
-		if (w->umem->parked)
-			a->in_rings += xsk_frames_in_rings(w->umem->parked);
 		a->elsewhere = (int64_t)a->frames - a->free - a->in_rings;
-		a->consistent = umem_consistent(w->umem);
-	} else {
-		a->consistent = true;
 	}
 	ferry_worker_resume(w);
 }
@@ -1401,6 +1507,8 @@ void ferry_worker_destroy(struct ferry_worker *w)
 		ferry_worker_pq_del(w, w->pq[w->n_pq - 1]);
 	if (w->umem) /* prepared, never bound (ferry_worker_umem_prepare) */
 		ferry_umem_destroy(w->umem);
+	if (w->umem2) /* cannot outlive its sockets: for the record */
+		ferry_umem_destroy(w->umem2);
 	close(w->wake_fd);
 	free(w);
 }

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * worker.h - a polling thread pinned to one CPU, owning one UMEM and the
+ * worker.h - a polling thread pinned to one CPU, owning its UMEM and the
  * AF_XDP sockets of every (port, queue) it serves. No ring, counter or
  * frame is shared with another worker.
+ *
+ * Sockets sharing a UMEM all bind in the mode of the one that registered
+ * it, so a worker that serves zero-copy and copy-mode ports holds two
+ * UMEMs, one per mode (umem, the first; umem2, the other). A frame
+ * forwarded between ports of one UMEM moves by address; one that crosses
+ * to the other UMEM is copied into a free frame there (tx_copied).
  *
  * The control thread changes a worker's tables only while the worker is
  * paused at the top of its loop (ferry_worker_pause/resume), so the loop
@@ -178,6 +184,10 @@ struct ferry_worker {
 	struct ferry_worker_ctrs base;
 	struct ferry_worker_ctrs prev; /* sampler: counters at the last tick */
 	double rx_pps, busy_share;
+	/* The UMEM of the other bind mode, when the worker serves ports of
+	 * both (NULL: one mode, all on umem). Hot paths take a socket's
+	 * UMEM from its ferry_xsk, never from here. */
+	struct ferry_umem *umem2;
 	/* UMEMs this worker closed, and frames missing from their pools once
 	 * every socket had given its frames back: the exact leak check. */
 	uint64_t umem_closed;
@@ -200,7 +210,9 @@ void ferry_worker_resume(struct ferry_worker *w);
 
 /*
  * Sockets. Both need the worker paused (or not started). Creating the
- * first socket creates the UMEM on numa_node; removing the last frees it.
+ * first socket of a bind mode creates that mode's UMEM on numa_node;
+ * removing the last socket of a UMEM frees it. Mode auto takes the UMEM
+ * the worker has, and the other mode's when the device refuses that one.
  */
 int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 			const struct ferry_xsk_params *xp, int numa_node,
@@ -278,7 +290,7 @@ static inline void ferry_worker_rx_drop(struct ferry_worker *w,
 
 		bytes += d->len;
 		frames += !(d->options & XDP_PKT_CONTD);
-		ferry_umem_put(w->umem, d->addr);
+		ferry_umem_put(pq->xsk->umem, d->addr);
 	}
 	xsk_ring_cons__release(rx, n);
 	ferry_ctr_add(&pq->c.rx_packets, frames);

@@ -131,7 +131,7 @@ static inline void dq_to_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 			     uint16_t n)
 {
 	struct ferry_xsk *o = out->xsk;
-	struct ferry_umem *u = w->umem;
+	struct ferry_umem *u = o->umem;
 	uint32_t room, idx = 0, i, fit = 0;
 	uint64_t bytes = 0;
 
@@ -275,16 +275,16 @@ uint32_t ferry_dpdk_from_xsk(struct ferry_worker *w, struct ferry_pq *pq,
 				ferry_ctr_add(&pq->c.drop.chain_unsupported, 1);
 			}
 			rx_bytes += d->len;
-			ferry_umem_put(w->umem, d->addr);
+			ferry_umem_put(x->umem, d->addr);
 			continue;
 		}
 		memcpy(rte_pktmbuf_mtod(m[k], void *),
-		       ferry_umem_data(w->umem, d->addr), d->len);
+		       ferry_umem_data(x->umem, d->addr), d->len);
 		rte_pktmbuf_data_len(m[k]) = (uint16_t)d->len;
 		rte_pktmbuf_pkt_len(m[k]) = d->len;
 		bytes += d->len;
 		k++;
-		ferry_umem_put(w->umem, d->addr);
+		ferry_umem_put(x->umem, d->addr);
 	}
 	pq->rx_skip = chain;
 	xsk_ring_cons__release(&x->rx, n);

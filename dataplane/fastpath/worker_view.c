@@ -163,6 +163,23 @@ static json_t *queue_names(struct ferry_pq *const *pq, uint32_t n,
 	return socks;
 }
 
+/* The bind mode of each UMEM the worker holds: two when it serves
+ * zero-copy and copy-mode ports (frames crossing are copied). */
+static json_t *umem_modes(const struct ferry_worker *w)
+{
+	const struct ferry_umem *u[2] = {w->umem, w->umem2};
+	json_t *a = json_array();
+	int k;
+
+	for (k = 0; k < 2; k++)
+		if (u[k])
+			json_array_append_new(
+				a, json_string(u[k]->reg_fd < 0 ? "unbound"
+					       : u[k]->zerocopy ? "zc"
+								: "copy"));
+	return a;
+}
+
 json_t *ferry_worker_show_json(struct ferry_worker *w,
 			       const char *(*pq_name)(const struct ferry_pq *))
 {
@@ -192,6 +209,7 @@ json_t *ferry_worker_show_json(struct ferry_worker *w,
 			    json_string(!w->umem	     ? "none"
 					: w->umem->hugepages ? "hugepages"
 							     : "pages"));
+	json_object_set_new(o, "umem_modes", umem_modes(w));
 	return o;
 }
 

@@ -112,7 +112,7 @@ void ferry_port_note_binding(struct ferry_port *p)
 {
 	p->zerocopy = p->pq[0].xsk->zerocopy;
 	p->tx_budget_set = p->pq[0].xsk->tx_budget_set;
-	p->hugepages = p->pq[0].w->umem->hugepages;
+	p->hugepages = p->pq[0].xsk->umem->hugepages;
 }
 
 /* Undoes native_open at any stage: sockets out, detach, program unloaded.

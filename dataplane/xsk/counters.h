@@ -20,7 +20,8 @@
 	X(tx_bytes)                                                            \
 	X(tx_kicks)                                                            \
 	X(rx_batches)                                                          \
-	X(tx_backpressure) /* RX bursts cut short: egress TX ring full */
+	X(tx_backpressure) /* RX bursts cut short: egress TX ring full */      \
+	X(tx_copied) /* of tx_packets: copied in from the worker's other UMEM */
 
 /* The kernel's struct xdp_statistics, read with getsockopt per socket. */
 #define FERRY_XSK_COUNTERS(X)                                                  \
@@ -42,7 +43,8 @@
 	X(chain_bad)	/* multi-buffer frame with a bad descriptor: whole */  \
 	X(chain_too_long)    /* more descriptors than a frame may have */      \
 	X(chain_unsupported) /* multi-buffer frame, egress takes no chains */  \
-	X(no_headroom)	     /* a VLAN tag to push, no room before the frame */
+	X(no_headroom)	  /* a VLAN tag to push, no room before the frame */   \
+	X(tx_copy_nofree) /* to the other UMEM: no free frame there to copy to */
 
 /* Per worker, written by the worker thread. */
 #define FERRY_WORKER_COUNTERS(X)                                               \
@@ -56,7 +58,8 @@
 	X(fill_empty)                                                          \
 	X(frames_dup)                                                          \
 	X(copies)     /* frames copied between a DPDK mbuf and the UMEM */     \
-	X(csum_fixed) /* partial TCP/UDP checksums completed (csum.h) */
+	X(csum_fixed) /* partial TCP/UDP checksums completed (csum.h) */       \
+	X(tx_copied)  /* frames copied between its zero-copy and copy UMEMs */
 
 /*
  * Per port, written by the control thread when its once-a-second watch

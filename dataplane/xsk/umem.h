@@ -3,8 +3,9 @@
  * umem.h - a UMEM: the packet memory shared by every AF_XDP socket of one
  * worker, and the worker's pool of free frames in it.
  *
- * One worker owns one UMEM, so the pool needs no lock: only the owning
- * worker takes and returns frames, and the control thread touches the pool
+ * A worker owns its UMEMs (one per bind mode it serves: zero-copy and
+ * copy-mode sockets cannot share one), so the pool needs no lock: only the
+ * owning worker takes and returns frames, and the control thread touches the pool
  * only while that worker is paused. Every frame has an owner tag that says
  * where it is (the pool, or which socket's rings hold it), so that closing
  * a socket gives back exactly the frames the kernel held for it and the
@@ -21,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct ferry_xsk;
 
@@ -82,6 +84,9 @@ struct ferry_umem {
 	struct ferry_xsk *parked; /* registering socket whose port is gone */
 	bool hugepages;
 	bool multibuf; /* registered by a socket bound with XDP_USE_SG */
+	/* Registered by a zero-copy socket; meaningful once reg_fd >= 0 (the
+	 * kernel binds every socket sharing the UMEM in its mode). */
+	bool zerocopy;
 	int numa_node;
 	uint64_t sock_slots[FERRY_OWNER_MAX_SOCK /
 			    64]; /* bitmap of used slots */
@@ -161,6 +166,28 @@ static inline void ferry_umem_tag(struct ferry_umem *u, uint64_t addr,
 static inline void *ferry_umem_data(struct ferry_umem *u, uint64_t addr)
 {
 	return u->area + addr;
+}
+
+/*
+ * A frame crossing from one UMEM to another (a worker serving zero-copy
+ * and copy-mode ports): len bytes at src_addr of src copied into a frame
+ * taken from dst's pool, at the same offset in the frame (the headroom the
+ * kernel left stays), tagged owner. Returns the new address, or UINT64_MAX
+ * when dst's pool is empty. The source frame is the caller's to give back.
+ */
+static inline uint64_t ferry_umem_copy_in(struct ferry_umem *dst,
+					  const struct ferry_umem *src,
+					  uint64_t src_addr, uint32_t len,
+					  uint16_t owner)
+{
+	uint64_t a;
+
+	if (!dst->n_free)
+		return UINT64_MAX;
+	a = dst->free[--dst->n_free] | (src_addr & (FERRY_FRAME_SIZE - 1));
+	dst->owner[ferry_umem_frame_idx(a)] = owner;
+	memcpy(dst->area + a, src->area + src_addr, len);
+	return a;
 }
 
 #endif /* FERRY_UMEM_H */

@@ -350,6 +350,8 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 		x->registers_umem = true;
 	}
 	x->zerocopy = socket_is_zc(x->fd);
+	if (x->registers_umem)
+		u->zerocopy = x->zerocopy;
 	x->multibuf = u->multibuf;
 	if (p->busy_poll) {
 		err = set_busy_poll(x->fd);
@@ -451,8 +453,10 @@ struct ferry_xsk *ferry_xsk_adopt(struct ferry_umem *u,
 		errno = -err;
 		return NULL;
 	}
-	if (x->registers_umem)
+	if (x->registers_umem) {
 		u->reg_fd = x->fd;
+		u->zerocopy = x->zerocopy;
+	}
 	return x;
 }
 

@@ -352,13 +352,14 @@ static void assert_tx_chain(struct rig *r, struct fake_xsk *s, uint32_t first,
 {
 	uint32_t i, k, off = 0;
 
+	(void)r;
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *t =
 			&s->tx.desc[(first + i) & (RING - 1)];
 
 		assert_int_equal(t->options, i + 1 < n ? XDP_PKT_CONTD : 0);
 		for (k = 0; k < t->len; k++)
-			assert_int_equal(r->u->area[t->addr + k],
+			assert_int_equal(s->x.umem->area[t->addr + k],
 					 (uint8_t)((off + k) * 7 + 3));
 		off += t->len;
 	}
@@ -735,6 +736,134 @@ static void test_route_vlan(void **state)
 	fib_destroy(fib);
 }
 
+/*
+ * A worker serving a zero-copy and a copy-mode port: a on the first UMEM,
+ * b on the worker's second (umem2). Frames between them are copied.
+ */
+static int mixed_setup(void **state)
+{
+	struct ferry_umem_params up = {.n_frames = FRAMES, .numa_node = -1};
+	struct rig *r;
+
+	rig_setup(state);
+	r = *state;
+	r->w->umem2 = ferry_umem_create(&up);
+	assert_non_null(r->w->umem2);
+	fake_xsk_init(&r->b, r->w->umem2, 0);
+	return 0;
+}
+
+static int mixed_teardown(void **state)
+{
+	struct rig *r = *state;
+	struct ferry_umem *u2 = r->w->umem2;
+
+	r->w->umem2 = NULL;
+	ferry_umem_destroy(u2);
+	return rig_teardown(state);
+}
+
+/* Frames of s's UMEM: its pool and s's rings (each UMEM has one socket). */
+static uint32_t umem_accounted(const struct fake_xsk *s)
+{
+	return s->x.umem->n_free + (s->fq.producer - s->fq.consumer) +
+	       (s->rx.producer - s->rx.consumer) +
+	       (s->tx.producer - s->tx.consumer) +
+	       (s->cq.producer - s->cq.consumer);
+}
+
+static void test_mixed_copies_across_umems(void **state)
+{
+	struct rig *r = *state;
+	struct ferry_umem *u2 = r->w->umem2;
+	uint64_t rx_addr[8];
+	uint32_t i;
+
+	r->pa.app = r->pb.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	r->pb.out = &r->pa;
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(fake_kernel_rx(&r->a, 8, 100), 8);
+	for (i = 0; i < 8; i++)
+		rx_addr[i] = r->a.rx.desc[i].addr;
+	assert_int_equal(ferry_worker_poll_once(r->w), 8);
+	/* Copies in frames of b's UMEM, at the same offset, same bytes; the
+	 * received frames back in a's pool (and its fill ring) at once. */
+	assert_int_equal(r->b.tx.producer, 8);
+	for (i = 0; i < 8; i++) {
+		uint64_t chunk, t = r->b.tx.desc[i].addr;
+
+		assert_int_equal(r->b.tx.desc[i].len, 100);
+		assert_int_equal(t & (FERRY_FRAME_SIZE - 1), HEADROOM);
+		memcpy(&chunk, u2->area + t, sizeof(chunk));
+		assert_int_equal(chunk, rx_addr[i] - HEADROOM);
+		assert_int_equal(u2->owner[ferry_umem_frame_idx(t)],
+				 r->b.x.tx_tag);
+		assert_int_not_equal(
+			r->u->owner[ferry_umem_frame_idx(rx_addr[i])],
+			r->b.x.tx_tag);
+	}
+	assert_int_equal(ferry_umem_count(r->u, r->a.x.tx_tag), 0);
+	assert_int_equal(r->pb.c.tx_packets, 8);
+	assert_int_equal(r->pb.c.tx_bytes, 800);
+	assert_int_equal(r->pb.c.tx_copied, 8);
+	assert_int_equal(r->w->c.tx_copied, 8);
+	assert_int_equal(r->pb.c.tx_kicks, 1);
+	assert_int_equal(umem_accounted(&r->a), FRAMES);
+	assert_int_equal(umem_accounted(&r->b), FRAMES);
+	/* Sent: completions go back to b's pool, not a's. */
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(ferry_umem_count(u2, r->b.x.tx_tag), 0);
+	assert_int_equal(umem_accounted(&r->b), FRAMES);
+
+	/* The other way, a chain among single frames: each piece copied. */
+	fake_kernel_rx(&r->b, 1, 60);
+	assert_int_equal(fake_kernel_rx_chain(&r->b, 3000, 1792), 2);
+	assert_int_equal(ferry_worker_poll_once(r->w), 2);
+	assert_int_equal(r->a.tx.producer, 3);
+	assert_int_equal(r->a.tx.desc[0].len, 60);
+	assert_tx_chain(r, &r->a, 1, 2, 3000);
+	assert_int_equal(r->pa.c.tx_copied, 2);
+	assert_int_equal(r->w->c.tx_copied, 10);
+	assert_int_equal(r->pb.c.rx_packets, 2);
+	fake_kernel_tx(&r->a, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(umem_accounted(&r->a), FRAMES);
+	assert_int_equal(umem_accounted(&r->b), FRAMES);
+	assert_int_equal(ferry_umem_count(r->u, FERRY_OWNER_APP), 0);
+	assert_int_equal(ferry_umem_count(u2, FERRY_OWNER_APP), 0);
+}
+
+static void test_mixed_no_free_frame(void **state)
+{
+	struct rig *r = *state;
+	struct ferry_umem *u2 = r->w->umem2;
+	uint64_t held[FRAMES];
+	uint32_t n_held;
+
+	r->pa.app = FERRY_APP_XCONNECT;
+	r->pa.out = &r->pb;
+	ferry_worker_poll_once(r->w);
+	/* b's pool empty (its frames held elsewhere) but for 3. */
+	n_held = ferry_umem_take(u2, held, u2->n_free - 3, FERRY_OWNER_APP);
+	assert_int_equal(fake_kernel_rx(&r->a, 5, 100), 5);
+	assert_int_equal(ferry_worker_poll_once(r->w), 5);
+	assert_int_equal(r->b.tx.producer, 3);
+	assert_int_equal(r->pb.c.tx_copied, 3);
+	assert_int_equal(r->pa.c.drop.tx_copy_nofree, 2);
+	/* Conservation: received = sent + dropped by reason. */
+	assert_int_equal(r->pa.c.rx_packets,
+			 r->pb.c.tx_packets + r->pa.c.drop.tx_copy_nofree);
+	/* Every one of a's frames is back: none went to b. */
+	assert_int_equal(umem_accounted(&r->a), FRAMES);
+	while (n_held)
+		ferry_umem_put(u2, held[--n_held]);
+	fake_kernel_tx(&r->b, RING);
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(umem_accounted(&r->b), FRAMES);
+}
+
 static void test_counter_names(void **state)
 {
 	static const char *const q[] = {
@@ -750,6 +879,7 @@ static void test_counter_names(void **state)
 		"tx_kicks",
 		"rx_batches",
 		"tx_backpressure",
+		"tx_copied",
 		"rx_dropped",
 		"rx_invalid_descs",
 		"tx_invalid_descs",
@@ -810,6 +940,10 @@ int main(void)
 						rig_teardown),
 		cmocka_unit_test_setup_teardown(test_route_vlan, rig_setup,
 						rig_teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_copies_across_umems,
+						mixed_setup, mixed_teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_no_free_frame,
+						mixed_setup, mixed_teardown),
 		cmocka_unit_test(test_counter_names),
 	};
 
