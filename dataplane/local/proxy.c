@@ -622,7 +622,7 @@ static int relay_watch(struct ferry_proxy *px, struct flow *fl, int s)
 	uint32_t want = 0;
 	int op;
 
-	if (!fl->eof[s] && fl->buf_len[s] < fl->buf_cap)
+	if (!fl->eof[s] && fl->buf_off[s] == fl->buf_len[s])
 		want |= EPOLLIN;
 	if (fl->buf_off[s ^ 1] < fl->buf_len[s ^ 1])
 		want |= EPOLLOUT;
