@@ -46,18 +46,20 @@
  * docs/performance.md, not understood).
  *
  * The relay (modes relay and auto). Level-triggered epoll: a socket is
- * watched for EPOLLIN while its direction's buffer has room and it has not
+ * watched for EPOLLIN while its direction's buffer is empty and it has not
  * sent FIN, for EPOLLOUT while the other direction has bytes for it, and
  * not at all when neither holds (so a half-closed socket's EPOLLHUP cannot
- * spin the thread). A wakeup reads what the buffer takes and writes it on,
- * up to RELAY_ROUNDS times, then lets the other flows run. A read that
- * filled the buffer says more is waiting: that write goes with MSG_MORE,
- * so TCP builds full segments, and if the next read finds nothing the
- * socket is pushed (TCP_NODELAY set again pushes what MSG_MORE corked).
- * The memory per flow and direction is the buffer plus the two socket
- * buffers, all sized from limit: the receive buffer (limit/8 set, limit/4
- * charged), the buffer (min(limit, RELAY_BUF)) and the send buffer (limit/8
- * set, limit/4 charged).
+ * spin the thread, and a socket whose bytes wait is not woken for them).
+ * A wakeup reads what the buffer takes and writes it on, and again while
+ * reads fill the buffer, RELAY_ROUNDS times at most, then lets the other
+ * flows run; a short read ends it without a read that would only meet
+ * EAGAIN. A read that filled the buffer says more is waiting: that write
+ * goes with MSG_MORE, so TCP builds full segments, and when the wakeup
+ * ends the socket is pushed (TCP_NODELAY set again pushes what MSG_MORE
+ * corked). The memory per flow and direction is the buffer plus the two
+ * socket buffers, all sized from limit: the receive buffer (limit/8 set,
+ * limit/4 charged), the buffer (min(limit, RELAY_BUF)) and the send
+ * buffer (limit/8 set, limit/4 charged).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -694,8 +696,10 @@ static int relay_dir(struct ferry_proxy *px, struct flow *fl, int s, int *where)
 			}
 			return 0;
 		}
-		if (round == RELAY_ROUNDS)
-			break; /* level-triggered: the rest next wakeup */
+		/* A short read drained the socket (level-triggered epoll
+		 * says when there is more): no read just to meet EAGAIN. */
+		if (round == RELAY_ROUNDS || (round && !more))
+			break;
 		if (!fl->buf[s]) {
 			fl->buf[s] = malloc(fl->buf_cap);
 			if (!fl->buf[s])
