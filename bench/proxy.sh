@@ -9,7 +9,7 @@
 #   bench/proxy.sh [--runs N] [--tests "iperf3:1024 wrk:1048576 ..."]
 #                  [--rows ferry,ferry_splice,haproxy,splice,rw]
 #                  [--client iperf3|tcpx|wrk --sizes LIST] [--secs S] [--mb MB]
-#                  [--wrk-conns N]
+#                  [--wrk-conns N] [--rps MASK]
 #
 # Topology (tests/lib/proxy_tb.sh): cli --veth-- px --veth-- srv. The
 # client in cli, the proxy in px, the server in srv. A test is CLIENT:SIZE:
@@ -31,6 +31,9 @@
 #   haproxy       HAProxy, mode tcp, option splice-auto, nbthread 1
 #   splice        userspace splice(2) proxy, a thread per direction
 #   rw            userspace read/write proxy, a thread per direction
+# --rps MASK sets rps_cpus of px's two veths (receive packet steering: the
+# proxy's receive work on the CPUs of MASK, not the sender's); off by
+# default.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +50,7 @@ CLIENT= SIZES=
 SECS=3
 MB=400
 WRK_CONNS=32
+RPS=
 usage() {
 	echo "usage: $0 [--runs N] [--tests LIST] [--rows LIST] [--client iperf3|tcpx|wrk --sizes LIST] [--secs S] [--mb MB] [--wrk-conns N]" >&2
 	exit 2
@@ -61,6 +65,7 @@ while (($#)); do
 	--secs) SECS=$2 && shift ;;
 	--mb) MB=$2 && shift ;;
 	--wrk-conns) WRK_CONNS=$2 && shift ;;
+	--rps) RPS=$2 && shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -88,6 +93,11 @@ tb_init
 px_setup >/dev/null
 L4="$PX_PX4:8000"
 B4="$PX_SRV4:9000"
+if [[ -n $RPS ]]; then
+	for ifc in p0 p1; do
+		tb_exec px sh -c "echo $RPS >/sys/class/net/$(tb_ifname $ifc)/queues/rx-0/rps_cpus"
+	done
+fi
 
 # Bytes for a message size: small messages cost a syscall each.
 bytes_for() {
@@ -263,7 +273,7 @@ for row in ${ROWS//,/ }; do
 done
 
 echo
-echo "TCP proxy: $(uname -r), veth, $(nproc) CPUs, $when UTC, median of $RUNS runs, ratios against haproxy"
+echo "TCP proxy: $(uname -r), veth${RPS:+ (rps_cpus $RPS in px)}, $(nproc) CPUs, $when UTC, median of $RUNS runs, ratios against haproxy"
 echo "iperf3:SIZE one flow -l SIZE -t $SECS (MB/s at the server); tcpx:SIZE verified (MB/s);"
 echo "wrk:SIZE -t1 -c $WRK_CONNS -d $SECS keep-alive GETs of a SIZE-byte file from nginx (requests/s)"
 ref=haproxy
