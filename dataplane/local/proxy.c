@@ -59,7 +59,9 @@
  * corked). The memory per flow and direction is the buffer plus the two
  * socket buffers, all sized from limit: the receive buffer (limit/8 set,
  * limit/4 charged), the buffer (min(limit, RELAY_BUF)) and the send
- * buffer (limit/8 set, limit/4 charged).
+ * buffer (limit/4 set, limit/2 charged). splice(2) through a pipe for
+ * directions that stream full buffers was tried (as HAProxy's
+ * splice-auto) and measured no faster on veth (docs/performance.md).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -608,11 +610,12 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 
 /* --------------------------------------------------------------- relay */
 
-/* The relay's send buffer: limit/8 set is limit/4 charged, as rcvbuf_set.
- * Without it autotuning lets unacknowledged bytes grow to tcp_wmem[2]. */
+/* The relay's send buffer: limit/4 set is limit/2 charged. Without it
+ * autotuning lets unacknowledged bytes grow to tcp_wmem[2] whatever the
+ * limit. */
 static void sndbuf_set(int fd, uint64_t limit)
 {
-	int v = (int)(limit / 8);
+	int v = (int)(limit / 4);
 
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
