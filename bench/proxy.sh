@@ -46,7 +46,8 @@ cd "$REPO"
 RUNS=3
 TESTS="iperf3:1024 iperf3:65536 wrk:1024 wrk:1048576"
 ROWS=ferry,ferry_splice,haproxy,splice,rw
-CLIENT= SIZES=
+CLIENT=''
+SIZES=''
 SECS=3
 MB=400
 WRK_CONNS=32

@@ -38,7 +38,7 @@ def send_pattern(s, n):
         off += k
 
 
-def recv_pattern(s, n):
+def recv_pattern(s):
     """Reads to EOF or an error: (bytes, first bad offset or None, error)."""
     got, bad = 0, None
     try:
@@ -69,13 +69,13 @@ def report(ok, **kw):
 def sender_then_reader(s):
     send_pattern(s, HALF)
     s.shutdown(socket.SHUT_WR)
-    got, bad, err = recv_pattern(s, HALF)
+    got, bad, err = recv_pattern(s)
     s.close()
     report(got == HALF and bad is None and err is None, got=got, bad=bad, err=err)
 
 
 def reader_then_sender(s):
-    got, bad, err = recv_pattern(s, HALF)
+    got, bad, err = recv_pattern(s)
     if got == HALF and bad is None and err is None:
         send_pattern(s, HALF)
         s.shutdown(socket.SHUT_WR)
@@ -94,7 +94,7 @@ def resetter(s):
 
 
 def reset_seer(s):
-    got, bad, err = recv_pattern(s, RST)
+    got, bad, err = recv_pattern(s)
     s.close()
     report(got == RST and bad is None and err == "ConnectionResetError",
            got=got, bad=bad, err=err)
