@@ -33,7 +33,8 @@
 # Then, at a fixed rate every forwarder sustains, the spare capacity left on
 # CPU 1 (a SCHED_IDLE spinner's loops/s against the same spinner alone), and
 # userspace instructions per forwarded packet under callgrind. Part proxy:
-# TCP proxy MB/s, ferry's splice proxy against splice(2) and read/write
+# TCP proxy MB/s (iperf3) and requests/s (wrk, nginx), ferry's proxy
+# (relay and sk_skb splice) against HAProxy and splice(2) and read/write
 # proxies (bench/proxy.sh, its own testbed).
 set -euo pipefail
 

@@ -895,7 +895,8 @@ static int view_host_check(struct view *v, const json_t *data)
 static int proxy_block(struct view *v, const json_t *px)
 {
 	static const char *const head[] = {"name", "listen", "backend", NULL};
-	static const char *const settings[] = {"limit", "coalesce", NULL};
+	static const char *const settings[] = {"mode", "limit", "coalesce",
+					       NULL};
 	const char *key;
 	struct pack p;
 	json_t *val;

@@ -41,6 +41,9 @@ static void print_backend(const void *params, char *buf, size_t len)
 	.off = offsetof(struct ferry_proxy_params, field),                     \
 	.size = sizeof(((struct ferry_proxy_params *)0)->field)
 
+/* Indexed by enum ferry_proxy_mode. */
+static const char *const mode_words[] = {"auto", "relay", "splice", NULL};
+
 static const struct ctl_opt proxy_add_rows[] = {
 	{.kind = CTL_OPT_NAME,
 	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
@@ -60,6 +63,9 @@ static const struct ctl_opt proxy_add_rows[] = {
 	{"coalesce", CTL_OPT_U64, CTL_OPT_PIN, XP(coalesce),
 	 .max = FERRY_PROXY_COALESCE_MAX, .metavar = "BYTES",
 	 .help = "SO_RCVLOWAT for streams of small segments (0: never)"},
+	/* Pinned: saved proxies keep their mode if the default moves. */
+	{"mode", CTL_OPT_WORD, CTL_OPT_PIN, XP(mode), .words = mode_words,
+	 .help = "relay in ferryd (auto: today the same), or sk_skb splice"},
 };
 
 static const struct ferry_proxy_params proxy_add_dflt = {
@@ -151,12 +157,13 @@ static void proxy_config(struct ferryd_ctx *ctx, struct ferry_strbuf *b)
 
 static const struct ctl_cmd proxy_cmds[] = {
 	{"proxy add", NULL,
-	 "TCP splice proxy: accept clients on listen, connect each to backend "
-	 "and move bytes between the two sockets in the kernel (sk_skb); "
-	 "limit: bytes queued per flow and direction before the sender is "
-	 "paused (65536-1073741824, default 4194304). The backend is not "
-	 "probed: a client whose backend connection fails is reset and "
-	 "counted",
+	 "TCP proxy: accept clients on listen, connect each to backend "
+	 "and move bytes between the two sockets: mode auto (the default) "
+	 "and relay read and write them in ferryd's proxy thread, mode "
+	 "splice in the kernel (sk_skb); limit: bytes queued per flow and "
+	 "direction before the sender is paused (65536-1073741824, default "
+	 "4194304); coalesce: splice only. The backend is not probed: a "
+	 "client whose backend connection fails is reset and counted",
 	 cmd_proxy_add, &proxy_add_syntax},
 	{"proxy del", NULL,
 	 "stop accepting; established flows run to completion", cmd_proxy_del,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * proxy.c - the splice proxy's thread, listeners, flows and memory bound.
+ * proxy.c - the TCP proxy's thread, listeners, flows, relay and memory
+ * bound.
  *
  * Every fd in the epoll set carries a token, not a pointer: the control
  * thread may delete a proxy between epoll_wait() returning and the thread
@@ -43,6 +44,24 @@
  * most, later only when the tick is late. Larger segments are left alone:
  * at 1 KiB writes a raised mark made the proxy slower (measured in
  * docs/performance.md, not understood).
+ *
+ * The relay (modes relay and auto). Level-triggered epoll: a socket is
+ * watched for EPOLLIN while its direction's buffer is empty and it has not
+ * sent FIN, for EPOLLOUT while the other direction has bytes for it, and
+ * not at all when neither holds (so a half-closed socket's EPOLLHUP cannot
+ * spin the thread, and a socket whose bytes wait is not woken for them).
+ * A wakeup reads what the buffer takes and writes it on, and again while
+ * reads fill the buffer, RELAY_ROUNDS times at most, then lets the other
+ * flows run; a short read ends it without a read that would only meet
+ * EAGAIN. A read that filled the buffer says more is waiting: that write
+ * goes with MSG_MORE, so TCP builds full segments, and when the wakeup
+ * ends the socket is pushed (TCP_NODELAY set again pushes what MSG_MORE
+ * corked). The memory per flow and direction is the buffer plus the two
+ * socket buffers, all sized from limit: the receive buffer (limit/8 set,
+ * limit/4 charged), the buffer (min(limit, RELAY_BUF)) and the send
+ * buffer (limit/4 set, limit/2 charged). splice(2) through a pipe for
+ * directions that stream full buffers was tried (as HAProxy's
+ * splice-auto) and measured no faster on veth (docs/performance.md).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -76,6 +95,8 @@
 #define LISTEN_BACKLOG	  256
 #define COALESCE_MIN_SKBS 16  /* in one tick, to raise the mark */
 #define COALESCE_SMALL	  512 /* bytes per skb, on average, to raise it */
+#define RELAY_BUF	  (128 * 1024) /* per direction, at most limit */
+#define RELAY_ROUNDS	  4	       /* buffers per direction per wakeup */
 
 /* What an epoll token names: kind (8 bits), index (24), generation (32). */
 enum tok_kind {
@@ -97,6 +118,7 @@ enum flow_state {
 	FLOW_FREE = 0,
 	FLOW_CONNECTING, /* backend connect() in progress */
 	FLOW_SPLICED,	 /* both sockets in the maps */
+	FLOW_RELAY,	 /* bytes relayed by this thread */
 };
 
 struct listener {
@@ -106,11 +128,14 @@ struct listener {
 	struct ferry_proxy_addr listen, backend;
 	uint64_t limit;
 	uint32_t coalesce;
+	uint32_t mode;
 	int fd;
 	/* Totals; flows that ended add their bytes here. */
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
 	uint64_t holds, copied, max_queued, coalesced;
 	uint64_t bytes[2];
+	uint64_t flows_relay, flows_splice; /* flows started in each mode */
+	uint64_t relayed;		    /* bytes through the relay */
 	char last_abort[128]; /* why the last aborted flow was aborted */
 };
 
@@ -120,6 +145,7 @@ struct flow {
 	int owner; /* listener index, -1 once its proxy was deleted */
 	uint64_t limit;
 	uint32_t coalesce;
+	uint32_t mode; /* RELAY or SPLICE */
 	int fd[2];
 	uint64_t cookie[2];
 	bool plain[2]; /* side s is not in the sockmap: copied by us */
@@ -135,6 +161,12 @@ struct flow {
 	uint64_t seen_skbs[2], seen_bytes[2];
 	uint32_t lowat[2];
 	uint64_t coalesced[2];
+	/* Relay: the buffer's size, bytes written on, times reading paused
+	 * on a full buffer, a write corked by MSG_MORE, the epoll mask. */
+	uint32_t buf_cap;
+	uint64_t relayed[2], pauses[2];
+	bool corked[2];
+	uint32_t ev[2]; /* 0: not in the epoll set */
 };
 
 struct ferry_proxy {
@@ -151,6 +183,7 @@ struct ferry_proxy {
 	struct listener ls[FERRY_PROXY_MAX];
 	struct flow flows[FERRY_PROXY_MAX_FLOWS];
 	uint32_t n_flows;
+	uint32_t n_spliced; /* the tick runs while there are any */
 	uint32_t gen_next;
 	/* Aborts are logged at most once a second; the rest are counted. */
 	uint64_t abort_logged_ns;
@@ -406,6 +439,12 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		fl->buf[s] = NULL;
 	}
 	if (l) {
+		if (fl->state == FLOW_RELAY) {
+			l->bytes[0] += fl->relayed[0];
+			l->bytes[1] += fl->relayed[1];
+			l->relayed += fl->relayed[0] + fl->relayed[1];
+			l->holds += fl->pauses[0] + fl->pauses[1];
+		}
 		if (fl->state == FLOW_SPLICED) {
 			l->bytes[0] += moved(px, fl, 0);
 			l->bytes[1] += moved(px, fl, 1);
@@ -422,11 +461,11 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		else
 			l->backend_failed++;
 	}
+	if (fl->state == FLOW_SPLICED && !--px->n_spliced)
+		timer_arm(px, false);
 	fl->state = FLOW_FREE;
 	fl->gen = 0;
 	px->n_flows--;
-	if (!px->n_flows)
-		timer_arm(px, false);
 }
 
 static uint64_t mono_ns(void)
@@ -539,6 +578,8 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 		if (bpf_map_update_elem(px->socks_fd, &fl->cookie[s], &v,
 					BPF_ANY))
 			return -errno;
+		if (fl->state != FLOW_SPLICED && !px->n_spliced++)
+			timer_arm(px, true);
 		fl->state = FLOW_SPLICED; /* flow_end undoes map entries */
 		if (bpf_map_update_elem(px->map_fd, &key, &val, BPF_ANY)) {
 			/* A sockmap takes only established sockets: a client
@@ -565,6 +606,167 @@ static int flow_splice(struct ferry_proxy *px, struct flow *fl)
 		err = sock_watch(px, fl, BACKEND, EPOLLRDHUP | EPOLLET,
 				 EPOLL_CTL_MOD);
 	return err;
+}
+
+/* --------------------------------------------------------------- relay */
+
+/* The relay's send buffer: limit/4 set is limit/2 charged. Without it
+ * autotuning lets unacknowledged bytes grow to tcp_wmem[2] whatever the
+ * limit. */
+static void sndbuf_set(int fd, uint64_t limit)
+{
+	int v = (int)(limit / 4);
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/* Side s's epoll mask from the relay's state (see The relay at the top):
+ * added, changed or removed only when it changes. */
+static int relay_watch(struct ferry_proxy *px, struct flow *fl, int s)
+{
+	uint32_t want = 0;
+	int op;
+
+	if (!fl->eof[s] && fl->buf_off[s] == fl->buf_len[s])
+		want |= EPOLLIN;
+	if (fl->buf_off[s ^ 1] < fl->buf_len[s ^ 1])
+		want |= EPOLLOUT;
+	if (want == fl->ev[s])
+		return 0;
+	if (!want) {
+		epoll_ctl(px->ep, EPOLL_CTL_DEL, fl->fd[s], NULL);
+		fl->ev[s] = 0;
+		return 0;
+	}
+	op = fl->ev[s] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	fl->ev[s] = want;
+	return sock_watch(px, fl, s, want, op);
+}
+
+/* Pushes what a MSG_MORE write left corked on side d. */
+static void relay_push(struct flow *fl, int d)
+{
+	int one = 1;
+
+	if (!fl->corked[d])
+		return;
+	setsockopt(fl->fd[d], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	fl->corked[d] = false;
+}
+
+/*
+ * Direction s (side s to side s ^ 1): writes what the buffer holds, then
+ * reads what it takes and writes that, RELAY_ROUNDS buffers at most; passes
+ * FIN on once the buffer is empty. A write that TCP does not take whole
+ * leaves the rest in the buffer and pauses reading (EPOLLOUT on the other
+ * side, no EPOLLIN here): that is the memory bound. Returns -errno on a
+ * socket error, with *where the side it was met on.
+ */
+static int relay_dir(struct ferry_proxy *px, struct flow *fl, int s, int *where)
+{
+	int d = s ^ 1, round;
+	bool more = false;
+	ssize_t n;
+
+	(void)px;
+	for (round = 0;; round++) {
+		while (fl->buf_off[s] < fl->buf_len[s]) {
+			n = send(fl->fd[d], fl->buf[s] + fl->buf_off[s],
+				 fl->buf_len[s] - fl->buf_off[s],
+				 MSG_DONTWAIT | MSG_NOSIGNAL |
+					 (more ? MSG_MORE : 0));
+			if (n < 0) {
+				if (errno != EAGAIN && errno != EINTR) {
+					*where = d;
+					return -errno;
+				}
+				if (errno == EAGAIN) {
+					fl->pauses[s]++;
+					return 0;
+				}
+				continue;
+			}
+			fl->corked[d] |= more;
+			fl->buf_off[s] += (uint32_t)n;
+			fl->relayed[s] += (uint64_t)n;
+		}
+		fl->buf_off[s] = fl->buf_len[s] = 0;
+		if (fl->eof[s]) {
+			relay_push(fl, d);
+			if (!fl->shut[d]) {
+				shutdown(fl->fd[d], SHUT_WR);
+				fl->shut[d] = true;
+			}
+			return 0;
+		}
+		/* A short read drained the socket (level-triggered epoll
+		 * says when there is more): no read just to meet EAGAIN. */
+		if (round == RELAY_ROUNDS || (round && !more))
+			break;
+		if (!fl->buf[s]) {
+			fl->buf[s] = malloc(fl->buf_cap);
+			if (!fl->buf[s])
+				break; /* read later; TCP holds the sender */
+		}
+		n = recv(fl->fd[s], fl->buf[s], fl->buf_cap, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN)
+				break;
+			if (errno == EINTR)
+				continue;
+			*where = s;
+			return -errno;
+		}
+		if (n == 0) {
+			fl->eof[s] = true;
+			continue;
+		}
+		fl->buf_len[s] = (uint32_t)n;
+		more = (uint32_t)n == fl->buf_cap;
+		if ((uint64_t)n > fl->max_queued)
+			fl->max_queued = (uint64_t)n;
+	}
+	relay_push(fl, d);
+	return 0;
+}
+
+/* Relays what side s's events call for, then the flow's new epoll masks;
+ * ends the flow when both directions are done, aborts it on an error. */
+static void relay_event(struct ferry_proxy *px, struct flow *fl, int s,
+			uint32_t events)
+{
+	struct listener *l = owner_of(px, fl);
+	int where = s, err = 0;
+
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
+		err = relay_dir(px, fl, s, &where);
+	if (!err && (events & EPOLLOUT))
+		err = relay_dir(px, fl, s ^ 1, &where);
+	if (!err)
+		err = relay_watch(px, fl, CLIENT);
+	if (!err)
+		err = relay_watch(px, fl, BACKEND);
+	if (err) {
+		flow_abort(px, fl,
+			   where == CLIENT ? "client socket" : "backend socket",
+			   -err);
+		return;
+	}
+	if (l && fl->max_queued > l->max_queued)
+		l->max_queued = fl->max_queued;
+	if (fl->shut[CLIENT] && fl->shut[BACKEND])
+		flow_end(px, fl, END_DONE);
+}
+
+/* The backend answered: both sockets watched for reading. The backend's
+ * connect watch (EPOLLOUT, edge-triggered) is replaced. */
+static int relay_start(struct ferry_proxy *px, struct flow *fl)
+{
+	fl->buf_cap = fl->limit < RELAY_BUF ? (uint32_t)fl->limit : RELAY_BUF;
+	fl->state = FLOW_RELAY;
+	fl->ev[BACKEND] = EPOLLOUT | EPOLLET; /* as on_accept left it */
+	relay_event(px, fl, CLIENT, EPOLLIN);
+	return 0;
 }
 
 static void on_accept(struct ferry_proxy *px, uint32_t li)
@@ -607,9 +809,15 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 		fl->limit = l->limit;
 		fl->coalesce = l->coalesce;
 		fl->peer = peer;
+		fl->mode = l->mode == FERRY_PROXY_MODE_SPLICE
+				   ? FERRY_PROXY_MODE_SPLICE
+				   : FERRY_PROXY_MODE_RELAY;
+		if (fl->mode == FERRY_PROXY_MODE_RELAY) {
+			sndbuf_set(cfd, l->limit);
+			sndbuf_set(bfd, l->limit);
+		}
 		fl->state = FLOW_CONNECTING;
-		if (!px->n_flows++)
-			timer_arm(px, true);
+		px->n_flows++;
 		if ((connect(bfd, (const struct sockaddr *)&l->backend.ss,
 			     l->backend.len) &&
 		     errno != EINPROGRESS) ||
@@ -621,6 +829,7 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 
 static void on_connected(struct ferry_proxy *px, struct flow *fl)
 {
+	struct listener *l = owner_of(px, fl);
 	int err = 0;
 	socklen_t sl = sizeof(err);
 
@@ -632,6 +841,16 @@ static void on_connected(struct ferry_proxy *px, struct flow *fl)
 		flow_end(px, fl, END_BACKEND_FAILED);
 		return;
 	}
+	if (fl->mode == FERRY_PROXY_MODE_RELAY) {
+		if (l)
+			l->flows_relay++;
+		err = relay_start(px, fl);
+		if (err)
+			flow_abort(px, fl, "cannot relay the flow", -err);
+		return;
+	}
+	if (l)
+		l->flows_splice++;
 	err = flow_splice(px, fl);
 	if (err)
 		flow_abort(px, fl, "cannot splice the flow", -err);
@@ -819,6 +1038,10 @@ static void on_sock(struct ferry_proxy *px, struct flow *fl, int s,
 		flow_abort(px, fl,
 			   s == CLIENT ? "client socket" : "backend socket",
 			   err);
+		return;
+	}
+	if (fl->state == FLOW_RELAY) {
+		relay_event(px, fl, s, events);
 		return;
 	}
 	if (events & (EPOLLRDHUP | EPOLLHUP))
@@ -1050,7 +1273,11 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 				FERRY_PROXY_MAX);
 		goto out;
 	}
-	if (!px->skel) {
+	if (pp->mode > FERRY_PROXY_MODE_SPLICE) {
+		rc = ferry_fail(msg, -EINVAL, "bad proxy mode %u", pp->mode);
+		goto out;
+	}
+	if (!px->skel && pp->mode == FERRY_PROXY_MODE_SPLICE) {
 		rc = bpf_load(px, msg);
 		if (rc)
 			goto out;
@@ -1066,6 +1293,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 	l->backend = pp->backend;
 	l->limit = pp->limit;
 	l->coalesce = pp->coalesce;
+	l->mode = pp->mode;
 	l->fd = fd;
 	l->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 	rc = ep_add(px, fd, tok(TOK_LISTEN, (uint32_t)(l - px->ls), l->gen));
@@ -1119,14 +1347,33 @@ static json_t *dir_json(const struct ferry_proxy_dir_ctr *c)
 	return o;
 }
 
+static const char *const state_names[] = {
+	[FLOW_CONNECTING] = "connecting",
+	[FLOW_SPLICED] = "spliced",
+	[FLOW_RELAY] = "relay",
+};
+
+static json_t *relay_dir_json(const struct flow *fl, int s)
+{
+	return json_pack(
+		"{s:I, s:I, s:I, s:b}", "bytes", (json_int_t)fl->relayed[s],
+		"queued", (json_int_t)(fl->buf_len[s] - fl->buf_off[s]),
+		"pauses", (json_int_t)fl->pauses[s], "eof", fl->eof[s]);
+}
+
 static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
 {
-	const struct ferry_proxy_ctl *ctl = &px->ctl[slot_of(px, fl)];
+	const struct ferry_proxy_ctl *ctl =
+		px->ctl ? &px->ctl[slot_of(px, fl)] : NULL;
 	json_t *dir[2];
 	char peer[64];
 	int s;
 
 	for (s = 0; s < 2; s++) {
+		if (fl->state != FLOW_SPLICED) {
+			dir[s] = relay_dir_json(fl, s);
+			continue;
+		}
 		dir[s] = dir_json(ctr_of(px, fl, s));
 		json_object_set_new(dir[s], "copied",
 				    json_integer((json_int_t)ctl->copied[s]));
@@ -1143,17 +1390,24 @@ static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
 	ferry_proxy_addr_text(&fl->peer, peer, sizeof(peer));
 	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:I}", "slot",
 			 (int)slot_of(px, fl), "client", peer, "state",
-			 fl->state == FLOW_SPLICED ? "spliced" : "connecting",
-			 "client_to_backend", dir[0], "backend_to_client",
-			 dir[1], "max_queued", (json_int_t)fl->max_queued);
+			 state_names[fl->state], "client_to_backend", dir[0],
+			 "backend_to_client", dir[1], "max_queued",
+			 (json_int_t)fl->max_queued);
 }
+
+static const char *const mode_names[] = {
+	[FERRY_PROXY_MODE_AUTO] = "auto",
+	[FERRY_PROXY_MODE_RELAY] = "relay",
+	[FERRY_PROXY_MODE_SPLICE] = "splice",
+};
 
 static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 {
 	char la[64], ba[64];
 	uint64_t bytes[2] = {l->bytes[0], l->bytes[1]};
 	uint64_t holds = l->holds, copied = l->copied, coalesced = l->coalesced;
-	json_t *flows = json_array();
+	uint64_t relayed = l->relayed;
+	json_t *flows = json_array(), *o;
 	int i, s;
 
 	for (i = 0; i < FERRY_PROXY_MAX_FLOWS; i++) {
@@ -1162,6 +1416,13 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		if (fl->state == FLOW_FREE || owner_of(px, fl) != l)
 			continue;
 		json_array_append_new(flows, flow_json(px, fl));
+		if (fl->state == FLOW_RELAY) {
+			for (s = 0; s < 2; s++) {
+				bytes[s] += fl->relayed[s];
+				relayed += fl->relayed[s];
+				holds += fl->pauses[s];
+			}
+		}
 		if (fl->state != FLOW_SPLICED)
 			continue;
 		for (s = 0; s < 2; s++) {
@@ -1173,7 +1434,7 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 	}
 	ferry_proxy_addr_text(&l->listen, la, sizeof(la));
 	ferry_proxy_addr_text(&l->backend, ba, sizeof(ba));
-	return json_pack(
+	o = json_pack(
 		"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 		"s:I, s:I, s:I, s:I, s:I, s:s?, s:o}",
 		"name", l->name, "listen", la, "backend", ba, "limit",
@@ -1189,6 +1450,14 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		"max_queued", (json_int_t)l->max_queued, "coalesced",
 		(json_int_t)coalesced, "last_abort",
 		l->last_abort[0] ? l->last_abort : NULL, "flows", flows);
+	json_object_set_new(o, "mode", json_string(mode_names[l->mode]));
+	json_object_set_new(o, "flows_relay",
+			    json_integer((json_int_t)l->flows_relay));
+	json_object_set_new(o, "flows_splice",
+			    json_integer((json_int_t)l->flows_splice));
+	json_object_set_new(o, "bytes_relayed",
+			    json_integer((json_int_t)relayed));
+	return o;
 }
 
 json_t *ferry_proxy_show(struct ferry_proxy *px, const char *name,
@@ -1253,6 +1522,7 @@ int ferry_proxy_get(struct ferry_proxy *px, int i,
 			.backend = l->backend,
 			.limit = l->limit,
 			.coalesce = l->coalesce,
+			.mode = l->mode,
 		};
 		rc = 0;
 		break;

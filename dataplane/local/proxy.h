@@ -1,31 +1,44 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * proxy.h - the splice proxy: ferryd accepts TCP clients on a listen
- * address, connects each to a backend, and an sk_skb verdict program moves
- * the bytes each socket receives out of the other one, so payload does not
- * enter userspace while the receiver keeps up (bpf/ferry_proxy.bpf.c).
+ * proxy.h - the TCP proxy: ferryd accepts TCP clients on a listen address,
+ * connects each to a backend, and moves the bytes between the two sockets
+ * in one of two ways, chosen per proxy (mode):
  *
- * The bytes between the two TCP stacks are bounded per flow and direction
- * (limit): the verdict holds what would exceed it on the receiving socket,
- * where TCP flow control pushes back on the sender, and ferryd copies the
- * held bytes on in order.
+ *  - relay (and auto, the default): ferryd's proxy thread reads from one
+ *    socket into a buffer of the flow's direction, as much as the buffer
+ *    takes per wakeup, and writes it to the other (MSG_MORE while a full
+ *    buffer says more is on the way), as HAProxy does. The buffer is
+ *    min(limit, 128 KiB); a full buffer stops reading from that side, so
+ *    TCP flow control pushes back on the sender. The two sockets' send
+ *    and receive buffers are sized from limit too (proxy.c).
+ *  - splice: an sk_skb verdict program moves the bytes each socket
+ *    receives out of the other one, so payload does not enter userspace
+ *    while the receiver keeps up (bpf/ferry_proxy.bpf.c). The bytes
+ *    between the two TCP stacks are bounded per flow and direction
+ *    (limit): the verdict holds what would exceed it on the receiving
+ *    socket, and ferryd copies the held bytes on in order. While a
+ *    direction streams small segments, the receiving socket's SO_RCVLOWAT
+ *    is raised (coalesce), so the sender's small writes are coalesced into
+ *    full segments before the verdict takes them; bytes below the mark
+ *    wait about one tick at most (see proxy.c).
  *
- * While a direction streams small segments, the receiving socket's
- * SO_RCVLOWAT is raised (coalesce), so the sender's small writes are
- * coalesced into full segments before the verdict takes them; bytes below
- * the mark wait about one tick at most (see proxy.c).
+ * auto is relay today: measured on veth (docs/performance.md, "The
+ * splice proxy"), the sk_skb path was never ahead of the relay by more
+ * than the noise, and far behind it at 1 MiB objects, so no flow is
+ * handed to it. A hand-off would have to wait for a safe point
+ * (the direction's buffer empty) to keep the bytes in order.
  *
- * One thread owns the sockets: it accepts, connects, watches for FIN and
- * errors, and every millisecond publishes what each peer acknowledged and
- * copies held bytes. The control thread calls add/del/show/config under
- * the object's lock.
+ * One thread owns the sockets: it accepts, connects, relays, watches for
+ * FIN and errors, and, while spliced flows exist, every millisecond
+ * publishes what each peer acknowledged and copies held bytes. The control
+ * thread calls add/del/show/config under the object's lock.
  *
- * Semantics the operator relies on:
+ * Semantics the operator relies on, in every mode:
  *  - `proxy add` binds and listens before it answers; it does not probe the
  *    backend (a probe would be a connection the backend sees). A client
  *    whose backend connection fails is reset and counted (backend_failed).
  *  - `proxy del` closes the listening socket at once; established flows
- *    run to completion over the maps (draining_flows in show), then close.
+ *    run to completion (draining_flows in show), then close.
  *  - EOF from one side becomes shutdown(SHUT_WR) on the other once every
  *    byte received before it has been handed to TCP; an error (RST) on one
  *    side resets the other, so no side mistakes a cut for a clean end.
@@ -50,6 +63,13 @@
 
 struct ferry_proxy;
 
+/* How a proxy's flows move their bytes (see the top). */
+enum ferry_proxy_mode {
+	FERRY_PROXY_MODE_AUTO = 0,
+	FERRY_PROXY_MODE_RELAY,
+	FERRY_PROXY_MODE_SPLICE,
+};
+
 struct ferry_proxy_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -62,6 +82,7 @@ struct ferry_proxy_params {
 	uint64_t limit; /* bytes queued per flow and direction */
 	/* SO_RCVLOWAT while a direction streams small segments; 0: never */
 	uint32_t coalesce;
+	uint32_t mode; /* enum ferry_proxy_mode */
 };
 
 /* Starts the proxy thread; the BPF object is loaded at the first add. */

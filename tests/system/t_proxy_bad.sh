@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Splice proxy, bad input: each a clear error reply that changes nothing,
+# TCP proxy, bad input: each a clear error reply that changes nothing,
 # and the daemon keeps serving.
 #   - malformed arguments: EINVAL/ERANGE; unknown names: ENOENT; a taken
 #     name: EEXIST;
@@ -47,6 +47,7 @@ err ERANGE proxy add a listen "$L" backend "$B" coalesce 2000000
 err EINVAL proxy add a listen "$L" backend "$B" coalesce -1
 err ERANGE proxy add a listen "$L" backend "$B" limit 65536 coalesce 16384
 err EINVAL proxy add a listen "$L" backend "$B" colour blue
+err EINVAL proxy add a listen "$L" backend "$B" mode fast
 err EINVAL proxy add 'bad/name' listen "$L" backend "$B"
 err EADDRNOTAVAIL proxy add a listen 192.0.2.1:8000 backend "$B"
 err ENOENT proxy del nosuch
@@ -96,16 +97,16 @@ assert_json .bytes 1000000 "$(cat "$TB_RUN/srv.out")"
 assert_json .ok true "$(cat "$TB_RUN/srv.out")"
 
 # ---- save + restart ----
-tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 65536 coalesce 0 >/dev/null
+tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 65536 coalesce 0 mode splice >/dev/null
 # A hot restart hands over ports only: refused, nothing changes.
 err EBUSY handover begin
 assert_json '.data.proxies | length' 2 "$(tb_do px proxy show)" 
-before=$(tb_do px proxy show | jq -c '[.data.proxies[] | {name, listen, backend, limit, coalesce}]')
+before=$(tb_do px proxy show | jq -c '[.data.proxies[] | {name, listen, backend, limit, coalesce, mode}]')
 tb_do px save "$TB_RUN/saved.conf" >/dev/null
 cat "$TB_RUN/saved.conf"
 tb_do px shutdown >/dev/null
 tb_wait_exit px 20
 assert_eq "ferryd exit status" 0 "$TB_EXIT_RC"
 tb_ferryd px px2 -c "$TB_RUN/saved.conf"
-after=$(tb_do px2 proxy show | jq -c '[.data.proxies[] | {name, listen, backend, limit, coalesce}]')
+after=$(tb_do px2 proxy show | jq -c '[.data.proxies[] | {name, listen, backend, limit, coalesce, mode}]')
 assert_eq "proxies after save + restart" "$before" "$after"

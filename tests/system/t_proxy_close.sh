@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Splice proxy, endings:
+# TCP proxy, endings (PX_MODE: auto by default, t_proxy_close_splice.sh:
+# splice):
 #   - the server closes mid-stream (after 8 MB of 100 MB, unread bytes
 #     left): its RST reaches the proxy's backend socket and the proxy
 #     resets the client side, so the client's send fails with ECONNRESET or
@@ -7,7 +8,7 @@
 #     and proxy show (last_abort) and the log say why.
 #   - `proxy del` under load. Defined behaviour: the listening socket closes
 #     at once (new clients are refused); established flows keep running
-#     over the sockmap to completion (draining_flows), then close. Checked:
+#     to completion (draining_flows), then close. Checked:
 #     a transfer running across the delete arrives byte-exact, a new
 #     connection is refused, draining_flows goes 1 -> 0, and the name can
 #     be added again at once.
@@ -20,9 +21,10 @@ set -euo pipefail
 # shellcheck source=../lib/proxy_tb.sh
 . "$(dirname "$0")/../lib/proxy_tb.sh"
 
+MODE=${PX_MODE:-auto}
 tb_init
 px_setup
-tb_do px proxy add p listen "$PX_PX4:8000" backend "$PX_SRV4:9000" >/dev/null
+tb_do px proxy add p listen "$PX_PX4:8000" backend "$PX_SRV4:9000" mode "$MODE" >/dev/null
 
 # ---- the server closes mid-stream ----
 px_server srv "$PX_SRV4:9000" "$TB_RUN/srv.out" -n 1 --close-after 8000000
@@ -68,7 +70,7 @@ echo "new client after del: $refused (exit $rc)"
 assert_ge "new client after del: exit status" 1 "$rc"
 assert_match "new client after del" "refused" "$refused"
 # The name is free again while the old flow drains.
-tb_do px proxy add p listen "$PX_PX4:8001" backend "$PX_SRV4:9000" >/dev/null
+tb_do px proxy add p listen "$PX_PX4:8001" backend "$PX_SRV4:9000" mode "$MODE" >/dev/null
 wait "$cpid" || true
 wait "$spid" || true
 echo "client: $(cat "$TB_RUN/cli2.out")"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Splice proxy, byte-exact: a client in cli sends through ferryd's proxy in
-# px to a server in srv, at 1 B, 64 B, 1 KiB and 64 KiB messages, over IPv4
-# and IPv6. Checked for every transfer: the server verifies every byte's
-# value and position and reports the full count, the client saw no error,
-# the proxy counted the bytes and the flow completed (FIN passed on in
-# both directions, sockets closed), no flow is left behind. The IPv4 proxy
-# coalesces small segments (the default), the IPv6 one does not
-# (coalesce 0): the IPv4 one must have raised a socket's mark at 1 B and
-# 64 B, the IPv6 one never. Also: the proxy's lines in show config.
+# TCP proxy, byte-exact: a client in cli sends through ferryd's proxy in
+# px to a server in srv, at 1 B, 64 B, 1 KiB, 64 KiB and 1 MiB messages,
+# over IPv4 and IPv6, and a server sends 20 MB back. Checked for every
+# transfer: the server verifies every byte's value and position and reports
+# the full count, the client saw no error, the proxy counted the bytes and
+# the flow completed (FIN passed on in both directions, sockets closed), no
+# flow is left behind. Also: the proxy's lines in show config.
+#
+# PX_MODE (default auto; t_proxy_exact_splice.sh: splice) is the proxies'
+# mode. auto and relay: every flow is relayed (flows_relay, bytes_relayed).
+# splice: the IPv4 proxy coalesces small segments (the default), the IPv6
+# one does not (coalesce 0): the IPv4 one must have raised a socket's mark
+# at 1 B and 64 B, the IPv6 one never.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -16,17 +20,24 @@ set -euo pipefail
 # shellcheck source=../lib/proxy_tb.sh
 . "$(dirname "$0")/../lib/proxy_tb.sh"
 
+MODE=${PX_MODE:-auto}
 tb_init
 px_setup
 
-tb_do px proxy add v4 listen "$PX_PX4:8000" backend "$PX_SRV4:9000" >/dev/null
-tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 coalesce 0 >/dev/null
+if [[ $MODE == auto ]]; then
+	# The default: no mode word given.
+	tb_do px proxy add v4 listen "$PX_PX4:8000" backend "$PX_SRV4:9000" >/dev/null
+else
+	tb_do px proxy add v4 listen "$PX_PX4:8000" backend "$PX_SRV4:9000" mode "$MODE" >/dev/null
+fi
+tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 coalesce 0 mode "$MODE" >/dev/null
 conf=$(tb_ctlj px show config | jq -r .data)
-assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304 coalesce 2048" "$conf"
-assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576 coalesce 0" "$conf"
+assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304 coalesce 2048 mode $MODE" "$conf"
+assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576 coalesce 0 mode $MODE" "$conf"
+assert_json '[.data.proxies[].mode] | join(",")' "$MODE,$MODE" "$(tb_do px proxy show)"
 
 # size:bytes - small messages cost a syscall each, so fewer bytes.
-cases="1:100000 64:4000000 1024:20000000 65536:60000000"
+cases="1:100000 64:4000000 1024:20000000 65536:60000000 1048576:100000000"
 n=0
 for fam in 4 6; do
 	if [[ $fam == 4 ]]; then
@@ -50,7 +61,7 @@ for fam in 4 6; do
 		after=$(tb_ctlj px proxy show $name | jq -r '.data.proxies[0].bytes_client_to_backend')
 		assert_eq "IPv$fam $msg B: bytes the proxy moved" "$bytes" $((after - before))
 		n=$((n + 1))
-		if [[ $msg == 64 ]]; then
+		if [[ $msg == 64 && $MODE == splice ]]; then
 			coal=$(tb_ctlj px proxy show $name | jq -r '.data.proxies[0].coalesced')
 			echo "IPv$fam: marks raised so far: $coal"
 			if [[ $fam == 4 ]]; then
@@ -93,4 +104,13 @@ assert_json '[.data.proxies[].completed] | add' "$n" "$show"
 assert_json '[.data.proxies[].aborted] | add' 0 "$show"
 assert_json '[.data.proxies[].last_abort | values] | length' 0 "$show"
 assert_json '.data.unknown_socket_skbs' 0 "$show"
+if [[ $MODE == splice ]]; then
+	assert_json '[.data.proxies[].flows_splice] | add' "$n" "$show"
+	assert_json '[.data.proxies[].flows_relay] | add' 0 "$show"
+else
+	assert_json '[.data.proxies[].flows_relay] | add' "$n" "$show"
+	assert_json '[.data.proxies[].flows_splice] | add' 0 "$show"
+	# Every byte went through the relay: both directions, both proxies.
+	assert_json '[.data.proxies[] | .bytes_relayed - .bytes_client_to_backend - .bytes_backend_to_client] | add' 0 "$show"
+fi
 assert_eq "sockets left in px" 0 "$(tb_exec px ss -tanH state established | wc -l)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Splice proxy, slow reader behind a fast writer: the server reads 10 MB/s
+# TCP proxy (PX_MODE: auto by default, t_proxy_slow_splice.sh: splice),
+# slow reader behind a fast writer: the server reads 10 MB/s
 # with a 64 KiB receive buffer (the backend socket's send buffer fills, so
 # the kernel's redirect path meets EAGAIN over and over: the seed's data
 # loss case), the client writes 40 MB as fast as it can, the proxy's limit
@@ -24,9 +25,10 @@ LIMIT=1048576
 BYTES=40000000
 RATE=10000000
 
+MODE=${PX_MODE:-auto}
 tb_init
 px_setup
-tb_do px proxy add slow listen "$PX_PX4:8000" backend "$PX_SRV4:9000" limit $LIMIT >/dev/null
+tb_do px proxy add slow listen "$PX_PX4:8000" backend "$PX_SRV4:9000" limit $LIMIT mode "$MODE" >/dev/null
 
 px_server srv "$PX_SRV4:9000" "$TB_RUN/srv.out" -n 1 --rate $RATE --rcvbuf 65536
 spid=$PX_PID

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Splice proxy conservation soak, in bytes: rounds of configuration changes
+# TCP proxy conservation soak (PX_MODE: auto by default,
+# t_soak_proxy_splice.sh: splice), in bytes: rounds of configuration changes
 # under traffic, and at the end every byte a client sent reached the server,
 # verified, to the byte.
 #
@@ -27,6 +28,7 @@ set -euo pipefail
 
 ROUNDS=${SOAK_ROUNDS:-8}
 BYTES=8000000
+MODE=${PX_MODE:-auto}
 tb_init
 # Before ferryd starts: its mount namespace sees mounts made before it only.
 tb_cgroup soak
@@ -43,7 +45,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	px_server srv "$PX_SRV4:9000" "$TB_RUN/srv.$r" -n 2
 	spid=$PX_PID
 	tb_do px proxy add p listen "$PX_PX4:8000" backend "$PX_SRV4:9000" \
-		limit "$limit" >/dev/null
+		limit "$limit" mode "$MODE" >/dev/null
 	tb_do px stats reset >/dev/null
 	tb_do px sockmap attach cgroup "$cg" ports 7000 >/dev/null
 	px_bg cli "$TB_RUN/c$r.a" "$TCPX" client -d "$PX_PX4:8000" -n "$BYTES" -m 1024

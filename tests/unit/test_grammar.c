@@ -404,7 +404,8 @@ static void test_usage_from_rows(void **state)
 	usage_is("port show", "[NAME]");
 	usage_is("handover", "begin|release|commit|abort|pass|offer");
 	usage_is("proxy add", "NAME listen ADDR:PORT backend ADDR:PORT "
-			      "[limit BYTES] [coalesce BYTES]");
+			      "[limit BYTES] [coalesce BYTES] "
+			      "[mode auto|relay|splice]");
 	usage_is("sockmap attach",
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message] "
