@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/vm/b_vm_mixed_pps.sh: a measurement, not a test; runs inside the
-# guest (tests/vm/run.sh with FERRY_VM_NICS=4). The cost of the copy between
-# UMEMs as a ratio: ferry forwards frames from NIC0 (p0, mode zc) to either
-# NIC2 (p1, mode zc: one UMEM, descriptors moved) or a veth (p1, mode copy:
-# two UMEMs, every frame copied), one worker; the kernel's pktgen on NIC1
+# guest (tests/vm/run.sh with FERRY_VM_NICS=4). Zero-copy against copy mode
+# on the same virtio NICs, the cost of the copy between UMEMs, and the
+# kernel path beside them, as ratios in one boot: ferry forwards frames
+# from NIC0 (p0) to NIC2 or a veth (p1), one worker (rows below); the
+# kernel's pktgen on NIC1
 # (wired to NIC0) offers 64-byte UDP frames as fast as it can. Printed per
 # round: the frames p1 sent per second over SECS, and tx_copied. TCG
 # emulation: the ratio says how the copy weighs against the rest of this
@@ -28,11 +29,6 @@ ip link set vm0 up
 ip link set vm1 up
 ferryd_up
 ctl workers 1 >/dev/null
-out=$(ctl port add p0 dev "$N0" mode zc 2>&1) || {
-	echo "$out"
-	bad "port add p0"
-	exit 1
-}
 pg() { echo "$2" >"/proc/net/pktgen/$1"; }
 # pktgen on CPU 0 (the worker is on CPU 1), NIC1's queue 0, frames to a
 # MAC no one has: the wire carries them, ferry forwards them, the far end
@@ -65,22 +61,28 @@ round() { # LABEL
 		" p0_ring_full \(p($b; "p0").rx_ring_full - p($a; "p0").rx_ring_full)" +
 		" busy_share \($b.data.workers[0].busy_share * 100 | floor)%"'
 }
+# Rows, each with its ports added afresh: zc->zc (one UMEM), zc->copy
+# (the veth: two UMEMs, every frame copied), copy->copy (the same virtio
+# NICs bound in copy mode: the kernel copies into and out of the UMEM),
+# kernel (xconnect path kernel: the classifier's DEVMAP redirect, no
+# worker).
 for ((r = 1; r <= ROUNDS; r++)); do
-	for mode in zc copy; do
-		if [[ $mode == zc ]]; then
-			ctl port add p1 dev "$N2" mode zc >/dev/null || bad "port add p1 $N2"
-		else
-			ctl port add p1 dev vm0 mode copy >/dev/null || bad "port add p1 vm0"
-		fi
-		ctl xconnect add p0 p1 path xsk >/dev/null || bad "xconnect add p0 p1"
+	for row in zc:zc zc:copy copy:copy kernel; do
+		m0=${row%%:*} m1=${row#*:} path=xsk dev1=$N2
+		[[ $row == kernel ]] && m0=copy m1=copy path=kernel
+		[[ $row == zc:copy ]] && dev1=vm0
+		ctl port add p0 dev "$N0" mode "$m0" >/dev/null || bad "port add p0 $N0 mode $m0"
+		ctl port add p1 dev "$dev1" mode "$m1" >/dev/null || bad "port add p1 $dev1 mode $m1"
+		ctl xconnect add p0 p1 path "$path" >/dev/null || bad "xconnect add p0 p1 path $path"
 		echo start >/proc/net/pktgen/pgctrl &
 		PG=$!
 		sleep 1
-		round "round $r zc->$mode"
+		round "round $r $row"
 		echo stop >/proc/net/pktgen/pgctrl
 		wait "$PG"
 		ctl xconnect del p0 >/dev/null
 		ctl port del p1 >/dev/null || bad "port del p1"
+		ctl port del p0 >/dev/null || bad "port del p0"
 		ctl -j worker show | jq -M -c '.data[0] | {umem_modes, umem_consistent, umem_frames_lost}'
 	done
 done
