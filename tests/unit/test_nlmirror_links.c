@@ -245,7 +245,8 @@ static void views(struct env *e)
 				    .vmap = &e->vmap};
 }
 
-static int setup(void **state)
+/* A FIB and a mirror of it, the links of a test still to come. */
+static struct env *env_new(void)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	struct nlmirror_params p = {.port_of = port_of};
@@ -256,6 +257,13 @@ static int setup(void **state)
 	p.arg = e;
 	e->nlm = nlmirror_create(&p);
 	assert_non_null(e->nlm);
+	return e;
+}
+
+static int setup(void **state)
+{
+	struct env *e = env_new();
+
 	mklink(e, RTM_NEWLINK, IF_P0, "p0", NULL, 0, 0, 0, 1500, 0);
 	mklink(e, RTM_NEWLINK, IF_P1, "p1", NULL, 0, 0, 0, 1500, 0);
 	mklink(e, RTM_NEWLINK, IF_BLUE, "vrf-blue", "vrf", TABLE_BLUE, 0, 0,
@@ -464,15 +472,8 @@ static const uint8_t mac_srv300[6] = {2, 0, 0, 0, 0x30, 0x03};
 
 static int setup_bond(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	struct nlmirror_params p = {.port_of = port_of};
+	struct env *e = env_new();
 
-	e->fib = fib_create(NULL);
-	assert_non_null(e->fib);
-	p.fib = e->fib;
-	p.arg = e;
-	e->nlm = nlmirror_create(&p);
-	assert_non_null(e->nlm);
 	mklink(e, RTM_NEWLINK, IF_P0, "p0", NULL, 0, 0, 0, 1500, 0);
 	/* members before the bond, as a dump may give them */
 	mkmember(e, IF_M0, "m0", IF_BOND, 1, 0);

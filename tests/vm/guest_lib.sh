@@ -105,3 +105,28 @@ sys_test() {
 		bad "$t"
 	fi
 }
+
+# udp_check FROM TO ADDR:PORT LABEL: 3 s of numbered datagrams (seqflow,
+# 2000 pps, 8 flows of 512 bytes) from namespace FROM to ADDR:PORT in TO,
+# every one received once, in order, each one's bytes checked: ok/bad.
+udp_check() {
+	local from=$1 to=$2 dst=$3 label=$4 rpid sent rcv i
+	local seq=${SEQFLOW:-build/tests/seqflow}
+	rm -f /run/seq.ready
+	ip netns exec "$to" "$seq" recv -l "$dst" -f 8 -i 2 -T 60 -s 512 --ready /run/seq.ready >/run/seq.recv 2>&1 &
+	rpid=$!
+	for ((i = 0; i < 50; i++)); do
+		[[ -e /run/seq.ready ]] && break
+		sleep 0.1
+	done
+	sent=$(ip netns exec "$from" "$seq" send -d "$dst" -r 2000 -t 3 -f 8 -s 512 | jq .sent)
+	wait "$rpid"
+	rcv=$(tail -1 /run/seq.recv)
+	echo "     seqflow: sent $sent, received $rcv"
+	if [[ $(jq .unique <<<"$rcv") == "$sent" && $(jq .missing <<<"$rcv") == 0 &&
+		$(jq '.bad // 0' <<<"$rcv") == 0 && $sent -gt 0 ]]; then
+		ok "$label: $sent of $sent, none missing or bad"
+	else
+		bad "$label: $rcv of $sent"
+	fi
+}

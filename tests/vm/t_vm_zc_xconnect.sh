@@ -107,21 +107,7 @@ fi
 
 # UDP, pb -> pa, 8 flows (several RX queues when there are several), each
 # datagram's bytes checked.
-ip netns exec pa "$SEQFLOW" recv -l 10.98.0.1:7200 -f 8 -i 2 -T 60 -s 512 --ready /run/seq.ready >/run/seq.recv 2>&1 &
-RPID=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -e /run/seq.ready ]] && break
-	sleep 0.1
-done
-sent=$(ip netns exec pb "$SEQFLOW" send -d 10.98.0.1:7200 -r 2000 -t 3 -f 8 -s 512 | jq .sent)
-wait "$RPID"
-rcv=$(tail -1 /run/seq.recv)
-echo "     seqflow: sent $sent, received $rcv"
-if [[ $(jq .unique <<<"$rcv") == "$sent" && $(jq .missing <<<"$rcv") == 0 && $(jq '.bad // 0' <<<"$rcv") == 0 && $sent -gt 0 ]]; then
-	ok "UDP 8 flows pb -> pa: $sent of $sent, none missing or bad"
-else
-	bad "UDP 8 flows pb -> pa: $rcv of $sent"
-fi
+udp_check pb pa 10.98.0.1:7200 "UDP 8 flows pb -> pa"
 
 sleep 0.5
 st=$(ctl -j stats)
