@@ -130,3 +130,69 @@ udp_check() {
 		bad "$label: $rcv of $sent"
 	fi
 }
+
+# tcp_check FROM TO ADDR PORT MIB: MIB MiB over TCP from namespace FROM to
+# a tcpx server on ADDR:PORT in TO, which checks every byte's value and
+# position: ok/bad, and the time it took (TCG: nothing about a NIC).
+tcp_check() {
+	local from=$1 to=$2 dst=$3 port=$4 mib=$5 spid crc srv t0 t1 i
+	local tcpx=${TCPX:-build/tests/tcpx}
+	rm -f /run/tcpx.ready
+	ip netns exec "$to" "$tcpx" server -l "$dst:$port" -n 1 --ready /run/tcpx.ready >/run/tcpx.srv 2>&1 &
+	spid=$!
+	for ((i = 0; i < 50; i++)); do
+		[[ -e /run/tcpx.ready ]] && break
+		sleep 0.1
+	done
+	t0=$(date +%s.%N)
+	ip netns exec "$from" timeout 60 "$tcpx" client -d "$dst:$port" -n $((mib << 20)) -m 65536 >/run/tcpx.cli 2>&1
+	crc=$?
+	{ sleep 5; kill "$spid" 2>/dev/null; } &
+	wait "$spid"
+	t1=$(date +%s.%N)
+	srv=$(tail -1 /run/tcpx.srv)
+	echo "     tcpx $from -> $to: client rc $crc, server $srv ($(echo "$t1 - $t0" | bc) s under TCG)"
+	if [[ $(jq -r .ok <<<"$srv") == true && $(jq -r .bytes <<<"$srv") == $((mib << 20)) ]]; then
+		ok "TCP $mib MiB $from -> $to byte-exact"
+	else
+		bad "TCP $mib MiB $from -> $to: $srv"
+	fi
+}
+
+# ping_check FROM DST WHAT: the first echo reply from namespace FROM to DST
+# within 10 tries (a NIC's promiscuous mode reaches virtio_net from a
+# driver work item, a moment after the xconnect), then 20 pings that must
+# all come back: ok "ping FROM -> DST WHAT"; 1 with the ports' counters
+# printed if any is lost.
+ping_check() {
+	local from=$1 dst=$2 what=$3 try
+	for ((try = 1; try <= 10; try++)); do
+		ip netns exec "$from" ping -c 1 -W 1 "$dst" >/dev/null 2>&1 && break
+	done
+	echo "     first ping reply at attempt $try"
+	if ip netns exec "$from" ping -c 20 -i 0.05 -W 2 "$dst" >/dev/null 2>&1; then
+		ok "ping $from -> $dst $what"
+		return 0
+	fi
+	bad "ping $from -> $dst $what"
+	ctl -j stats | jq -c '.data.ports[] | {name, t: .totals, xdp: (.xdp | with_entries(select(.value > 0)))}'
+	return 1
+}
+
+# xsk_checks STATS: from `ctl -j stats`, every frame conserved (what the
+# ports received = what they sent + what they dropped, by reason) and none
+# passed for want of a socket: ok/bad each.
+xsk_checks() {
+	local st=$1 rx tx drops no_xsk
+	rx=$(jq '[.data.ports[] | .totals.rx_packets] | add' <<<"$st")
+	tx=$(jq '[.data.ports[] | .totals.tx_packets] | add' <<<"$st")
+	drops=$(jq '[.data.ports[] | .totals.drops] | add' <<<"$st")
+	echo "     drops by reason: $(jq -c '[.data.ports[] | (.totals.drop_reasons // .drop_reasons // {}) | to_entries[] | select(.value > 0)] | from_entries' <<<"$st")"
+	if ((rx == tx + drops && rx > 0)); then
+		ok "conservation: rx $rx = tx $tx + drops $drops"
+	else
+		bad "conservation: rx $rx != tx $tx + drops $drops"
+	fi
+	no_xsk=$(jq '[.data.ports[] | .xdp.pass_no_xsk] | add' <<<"$st")
+	if ((no_xsk == 0)); then ok "no frame on a queue without a socket"; else bad "pass_no_xsk $no_xsk"; fi
+}

@@ -66,27 +66,8 @@ for x in pa:10.97.2.1 pb:10.97.1.1; do
 	fi
 done
 
-tcp() {
-	local from=$1 to=$2 addr=$3 port=$4 srv
-	rm -f /run/tcpx.ready
-	ip netns exec "$to" "$TCPX" server -l "$addr:$port" -n 1 --ready /run/tcpx.ready >/run/tcpx.srv 2>&1 &
-	SPID=$!
-	for ((i = 0; i < 50; i++)); do
-		[[ -e /run/tcpx.ready ]] && break
-		sleep 0.1
-	done
-	ip netns exec "$from" timeout 60 "$TCPX" client -d "$addr:$port" -n $((4 << 20)) -m 65536 >/dev/null 2>&1
-	{ sleep 5; kill "$SPID" 2>/dev/null; } &
-	wait "$SPID"
-	srv=$(tail -1 /run/tcpx.srv)
-	if [[ $(jq -r .ok <<<"$srv") == true && $(jq -r .bytes <<<"$srv") == $((4 << 20)) ]]; then
-		ok "TCP 4 MiB $from -> $to byte-exact"
-	else
-		bad "TCP 4 MiB $from -> $to: $srv"
-	fi
-}
-tcp pa pb 10.97.2.1 7300
-tcp pb pa 10.97.1.1 7301
+tcp_check pa pb 10.97.2.1 7300 4
+tcp_check pb pa 10.97.1.1 7301 4
 
 sleep 0.5
 st=$(ctl -j stats)

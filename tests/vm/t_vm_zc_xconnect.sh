@@ -69,41 +69,14 @@ done
 
 # The promiscuous mode reaches the device from a driver work item (virtio_net
 # sends it on its control queue), a moment after `xconnect add`: until then
-# pb's unicast ARP replies to pa's MAC stop at NIC2. Up to 10 s for the
-# first reply, then 20 pings that must all come back.
-for ((try = 1; try <= 10; try++)); do
-	ip netns exec pa ping -c 1 -W 1 10.98.0.2 >/dev/null 2>&1 && break
-done
-echo "     first ping reply at attempt $try"
-if ip netns exec pa ping -c 20 -i 0.05 -W 2 10.98.0.2 >/dev/null 2>&1; then
-	ok "ping pa -> pb across the xconnect (ARP included)"
-else
-	bad "ping pa -> pb across the xconnect"
-	ctl -j stats | jq -c '.data.ports[] | {name, t: .totals, xdp: (.xdp | with_entries(select(.value > 0)))}'
+# pb's unicast ARP replies to pa's MAC stop at NIC2 (ping_check waits).
+if ! ping_check pa 10.98.0.2 "across the xconnect (ARP included)"; then
 	ip -n pa neigh; ip -n pa -s link show dev "$N1"; ip -n pb -s link show dev "$N3"
 	exit 1
 fi
 
 # TCP, pa -> pb, content checked by the server.
-ip netns exec pb "$TCPX" server -l 10.98.0.2:7100 -n 1 --ready /run/tcpx.ready >/run/tcpx.srv 2>&1 &
-SPID=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -e /run/tcpx.ready ]] && break
-	sleep 0.1
-done
-t0=$(date +%s.%N)
-ip netns exec pa timeout 60 "$TCPX" client -d 10.98.0.2:7100 -n $((MIB << 20)) -m 65536 >/run/tcpx.cli 2>&1
-crc=$?
-{ sleep 5; kill "$SPID" 2>/dev/null; } &
-wait "$SPID"
-t1=$(date +%s.%N)
-srv=$(tail -1 /run/tcpx.srv)
-echo "     tcpx: client rc $crc, server $srv ($(echo "$t1 - $t0" | bc) s under TCG)"
-if [[ $(jq -r .ok <<<"$srv") == true && $(jq -r .bytes <<<"$srv") == $((MIB << 20)) ]]; then
-	ok "TCP $MIB MiB pa -> pb byte-exact"
-else
-	bad "TCP $MIB MiB pa -> pb: $srv"
-fi
+tcp_check pa pb 10.98.0.2 7100 "$MIB"
 
 # UDP, pb -> pa, 8 flows (several RX queues when there are several), each
 # datagram's bytes checked.
@@ -111,18 +84,9 @@ udp_check pb pa 10.98.0.1:7200 "UDP 8 flows pb -> pa"
 
 sleep 0.5
 st=$(ctl -j stats)
-tot() { jq "[.data.ports[] | .totals.$1] | add" <<<"$st"; }
-rx=$(tot rx_packets) tx=$(tot tx_packets) drops=$(tot drops)
 echo "     p0: $(jq -c '.data.ports[] | select(.name == "p0") | {rx: .totals.rx_packets, tx: .totals.tx_packets, kicks: .totals.tx_kicks, fill_empty: .totals.rx_fill_ring_empty_descs, q_rx: [.queues[] | .rx_packets], xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk}' <<<"$st")"
 echo "     p1: $(jq -c '.data.ports[] | select(.name == "p1") | {rx: .totals.rx_packets, tx: .totals.tx_packets, kicks: .totals.tx_kicks, fill_empty: .totals.rx_fill_ring_empty_descs, q_rx: [.queues[] | .rx_packets], xsk: .xdp.xsk_redirect, no_xsk: .xdp.pass_no_xsk}' <<<"$st")"
-echo "     drops by reason: $(jq -c '[.data.ports[] | (.totals.drop_reasons // .drop_reasons // {}) | to_entries[] | select(.value > 0)] | from_entries' <<<"$st")"
-if ((rx == tx + drops && rx > 0)); then
-	ok "conservation: rx $rx = tx $tx + drops $drops"
-else
-	bad "conservation: rx $rx != tx $tx + drops $drops"
-fi
-no_xsk=$(jq '[.data.ports[] | .xdp.pass_no_xsk] | add' <<<"$st")
-if ((no_xsk == 0)); then ok "no frame on a queue without a socket"; else bad "pass_no_xsk $no_xsk"; fi
+xsk_checks "$st"
 # A fill ring holds XSK_RING_SIZE (2048) descriptors: a queue that
 # received more frames than that had its fill ring refilled, and a port
 # that sent more had its completions reaped and reused, many times over.
