@@ -101,6 +101,20 @@ static void test_refill_in_bulk(void **state)
 	assert_int_equal(frames_accounted(r), FRAMES);
 }
 
+/* The worker fills a's fill ring, the fake kernel receives 8 frames of
+ * 100 bytes on a (their addresses into rx_addr), the worker forwards
+ * them. */
+static void forward8(struct rig *r, uint64_t rx_addr[8])
+{
+	uint32_t i;
+
+	ferry_worker_poll_once(r->w);
+	assert_int_equal(fake_kernel_rx(&r->a, 8, 100), 8);
+	for (i = 0; i < 8; i++)
+		rx_addr[i] = r->a.rx.desc[i].addr;
+	assert_int_equal(ferry_worker_poll_once(r->w), 8);
+}
+
 static void test_xconnect_moves_descriptors(void **state)
 {
 	struct rig *r = *state;
@@ -109,11 +123,7 @@ static void test_xconnect_moves_descriptors(void **state)
 
 	r->pa.app = FERRY_APP_XCONNECT;
 	r->pa.out = &r->pb;
-	ferry_worker_poll_once(r->w);
-	assert_int_equal(fake_kernel_rx(&r->a, 8, 100), 8);
-	for (i = 0; i < 8; i++)
-		rx_addr[i] = r->a.rx.desc[i].addr;
-	assert_int_equal(ferry_worker_poll_once(r->w), 8);
+	forward8(r, rx_addr);
 
 	/* Same addresses, same lengths, payload untouched: no copy. */
 	assert_int_equal(r->b.tx.producer, 8);
@@ -782,11 +792,7 @@ static void test_mixed_copies_across_umems(void **state)
 	r->pa.app = r->pb.app = FERRY_APP_XCONNECT;
 	r->pa.out = &r->pb;
 	r->pb.out = &r->pa;
-	ferry_worker_poll_once(r->w);
-	assert_int_equal(fake_kernel_rx(&r->a, 8, 100), 8);
-	for (i = 0; i < 8; i++)
-		rx_addr[i] = r->a.rx.desc[i].addr;
-	assert_int_equal(ferry_worker_poll_once(r->w), 8);
+	forward8(r, rx_addr);
 	/* Copies in frames of b's UMEM, at the same offset, same bytes; the
 	 * received frames back in a's pool (and its fill ring) at once. */
 	assert_int_equal(r->b.tx.producer, 8);
