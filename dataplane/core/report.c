@@ -149,6 +149,11 @@ static json_t *port_stats_json(struct ferry *f, struct ferry_port *p)
 		json_object_set_new(q, "queue", json_integer(pq->queue));
 		json_object_set_new(q, "worker",
 				    json_integer(pq->w ? pq->w->id : -1));
+		/* The most frames its fill ring holds (its UMEM's share). */
+		if (pq->xsk && !pq->foreign)
+			json_object_set_new(
+				q, "fill_share",
+				json_integer(ferry_worker_fill_share(pq)));
 		json_array_append_new(qs, q);
 	}
 	if (!ferry_port_verdicts(p, f->verdict_scratch)) {

@@ -34,7 +34,8 @@ _Static_assert((FERRY_UMEM_FRAMES & (FERRY_UMEM_FRAMES - 1)) == 0,
 
 /*
  * Refill in bulk and only when at least FERRY_FILL_BATCH fit: small refills
- * cost a producer store and a cache miss on the kernel's side each.
+ * cost a producer store and a cache miss on the kernel's side each. A fill
+ * ring holds at most its share of the UMEM (fill_room slots stay empty).
  */
 static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 {
@@ -42,11 +43,12 @@ static inline void pq_refill(struct ferry_worker *w, struct ferry_pq *pq)
 	struct ferry_umem *u = x->umem;
 	const uint64_t *top;
 	uint16_t *owner = u->owner, tag = x->fill_tag;
-	uint32_t n, idx, i;
+	uint32_t n, idx, i, room = x->fill_room;
 
-	n = xsk_prod_nb_free(&x->fq, FERRY_FILL_BATCH);
-	if (n < FERRY_FILL_BATCH)
+	n = xsk_prod_nb_free(&x->fq, room + FERRY_FILL_BATCH);
+	if (n < room + FERRY_FILL_BATCH)
 		return;
+	n -= room;
 	if (n > u->n_free)
 		n = u->n_free;
 	if (unlikely(!n)) {
@@ -1054,7 +1056,54 @@ void ferry_worker_resume(struct ferry_worker *w)
 		usleep(20);
 }
 
-static void worker_build_pfd(struct ferry_worker *w)
+/*
+ * Fill shares. A fill ring topped up to its size holds frames that only
+ * traffic on its queue brings back: with 4 queues on each of 4 ports,
+ * the 8 sockets of a worker's fill rings held its whole UMEM, and the one
+ * busy queue found the pool empty. So each fill ring of a UMEM holds at
+ * most an equal part of half of it (in FERRY_FILL_BATCH steps, at least
+ * two); the other half is for frames in RX, TX and completion rings and in
+ * the worker's hands. Sockets announced but not yet added (fill_expect)
+ * count already: a ring filled before the last of its port's queues came
+ * would keep more than its share while its queue is idle.
+ */
+static void umem_fill_shares(struct ferry_worker *w, struct ferry_umem *u)
+{
+	uint32_t i, n = w->fill_expect, share;
+
+	for (i = 0; i < w->n_pq; i++)
+		n += !w->pq[i]->foreign && w->pq[i]->xsk->umem == u;
+	if (!n)
+		return;
+	share = (u->n_frames / 2 / n) & ~(uint32_t)(FERRY_FILL_BATCH - 1);
+	if (share < 2 * FERRY_FILL_BATCH)
+		share = 2 * FERRY_FILL_BATCH;
+	for (i = 0; i < w->n_pq; i++) {
+		struct ferry_xsk *x = w->pq[i]->xsk;
+
+		if (w->pq[i]->foreign || x->umem != u)
+			continue;
+		x->fill_room = x->ring_size > share ? x->ring_size - share : 0;
+	}
+}
+
+void ferry_worker_fill_expect(struct ferry_worker *w, uint32_t n)
+{
+	w->fill_expect = n;
+	if (w->umem)
+		umem_fill_shares(w, w->umem);
+	if (w->umem2)
+		umem_fill_shares(w, w->umem2);
+}
+
+uint32_t ferry_worker_fill_share(const struct ferry_pq *pq)
+{
+	return pq->xsk->ring_size - pq->xsk->fill_room;
+}
+
+/* What the loop polls, and each fill ring's share: after every change to
+ * the worker's sockets (the worker paused). */
+static void worker_sockets_changed(struct ferry_worker *w)
 {
 	uint32_t i;
 
@@ -1070,6 +1119,10 @@ static void worker_build_pfd(struct ferry_worker *w)
 		w->pfd[w->n_pq + 1 + i].fd = ferry_dpdk_poll_fd(w->dq[i]);
 		w->pfd[w->n_pq + 1 + i].events = POLLIN;
 	}
+	if (w->umem)
+		umem_fill_shares(w, w->umem);
+	if (w->umem2)
+		umem_fill_shares(w, w->umem2);
 }
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
@@ -1087,7 +1140,7 @@ struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
 		free(w);
 		return NULL;
 	}
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	return w;
 }
 
@@ -1198,7 +1251,9 @@ int ferry_worker_pq_add(struct ferry_worker *w, struct ferry_pq *pq,
 	pq->w = w;
 	pq->busy_poll = pq->xsk->busy_poll;
 	w->pq[w->n_pq++] = pq;
-	worker_build_pfd(w);
+	if (w->fill_expect)
+		w->fill_expect--; /* counted from here as one of the pq */
+	worker_sockets_changed(w);
 	/* Frames in the fill ring before the XSKMAP entry points here. */
 	pq_refill(w, pq);
 	return 0;
@@ -1245,7 +1300,7 @@ int ferry_worker_pq_adopt(struct ferry_worker *w, struct ferry_pq *pq,
 	pq->w = w;
 	pq->busy_poll = x->busy_poll;
 	w->pq[w->n_pq++] = pq;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	/* What the old owner submitted and did not kick out yet. */
 	if (ferry_xsk_tx_unsent(x))
 		sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
@@ -1293,7 +1348,7 @@ void ferry_worker_forget(struct ferry_worker *w)
 		w->pq[i]->w = NULL;
 	}
 	w->n_pq = 0;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	if (w->umem2) {
 		ferry_xsk_forget(w->umem2->parked);
 		ferry_umem_forget(w->umem2);
@@ -1323,7 +1378,7 @@ int ferry_worker_pq_add_shared(struct ferry_worker *w, struct ferry_pq *pq,
 	pq->ret = ret;
 	ret->owner = pool->w;
 	w->pq[w->n_pq++] = pq;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	return 0;
 }
 
@@ -1361,7 +1416,7 @@ void ferry_worker_pq_del(struct ferry_worker *w, struct ferry_pq *pq)
 		if (w->pq[i] != pq)
 			w->pq[j++] = w->pq[i];
 	w->n_pq = j;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	if (pq->foreign) {
 		/* Its pool, fill and completion rings are the owner's. */
 		ferry_xsk_destroy(pq->xsk, false);
@@ -1394,7 +1449,7 @@ int ferry_worker_dq_add(struct ferry_worker *w, struct ferry_pq *pq)
 		return -ENOSPC;
 	pq->w = w;
 	w->dq[w->n_dq++] = pq;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 	return 0;
 }
 
@@ -1406,7 +1461,7 @@ void ferry_worker_dq_del(struct ferry_worker *w, struct ferry_pq *pq)
 		if (w->dq[i] != pq)
 			w->dq[j++] = w->dq[i];
 	w->n_dq = j;
-	worker_build_pfd(w);
+	worker_sockets_changed(w);
 }
 
 /* Every frame on the free stack is tagged as in the pool, and no other. */

@@ -192,6 +192,9 @@ struct ferry_worker {
 	 * every socket had given its frames back: the exact leak check. */
 	uint64_t umem_closed;
 	uint64_t umem_frames_lost;
+	/* Sockets a port is about to add here: counted in the fill shares
+	 * from the first (ferry_worker_fill_expect). */
+	uint32_t fill_expect;
 } __attribute__((aligned(64)));
 _Static_assert(offsetof(struct ferry_worker, id) % 64 == 0,
 	       "ferry_worker: the control thread's fields share no cache line "
@@ -207,6 +210,16 @@ int ferry_worker_start(struct ferry_worker *w);
  * paused across steps that pause and resume one. */
 void ferry_worker_pause(struct ferry_worker *w);
 void ferry_worker_resume(struct ferry_worker *w);
+
+/*
+ * Fill shares (worker.c): each fill ring of a UMEM holds at most an equal
+ * part of half of it. expect: n sockets are about to be added here (one
+ * port's queues), counted from now so the first ones do not take the
+ * others' part; each add counts one off, 0 ends it (the worker paused).
+ * share: the frames pq's fill ring holds at most.
+ */
+void ferry_worker_fill_expect(struct ferry_worker *w, uint32_t n);
+uint32_t ferry_worker_fill_share(const struct ferry_pq *pq);
 
 /*
  * Sockets. Both need the worker paused (or not started). Creating the

@@ -21,13 +21,33 @@
 /* How long a handover waits for the other daemon's queues to come free. */
 #define BIND_RETRY_MS 1000
 
-int ferry_port_sockets_open(const struct ferry_port_env *env,
-			    struct ferry_port *p, bool insert,
-			    struct ferry_err *msg)
+/* Tells each worker how many of p's sockets are coming (n != 0), or that
+ * they came (0): the fill shares count them from the first. */
+static void fill_expect(const struct ferry_port_env *env,
+			const struct ferry_port *p, bool coming)
+{
+	int k;
+
+	for (k = 0; k < env->workers->n; k++) {
+		struct ferry_worker *w = env->workers->v[k];
+		uint32_t i, n = 0;
+
+		for (i = 0; coming && i < p->n_queues; i++)
+			n += !p->pq[i].xsk &&
+			     ferry_port_pq_worker(env->workers, p, i) == w;
+		ferry_worker_pause(w);
+		ferry_worker_fill_expect(w, n);
+		ferry_worker_resume(w);
+	}
+}
+
+static int sockets_open(const struct ferry_port_env *env, struct ferry_port *p,
+			bool insert, struct ferry_err *msg)
 {
 	uint32_t i;
 	int err, tries;
 
+	fill_expect(env, p, true);
 	for (i = 0; i < p->n_queues; i++) {
 		struct ferry_pq *pq = &p->pq[i];
 		struct ferry_worker *w =
@@ -77,6 +97,16 @@ int ferry_port_sockets_open(const struct ferry_port_env *env,
 					  strerror(-err));
 	}
 	return 0;
+}
+
+int ferry_port_sockets_open(const struct ferry_port_env *env,
+			    struct ferry_port *p, bool insert,
+			    struct ferry_err *msg)
+{
+	int err = sockets_open(env, p, insert, msg);
+
+	fill_expect(env, p, false);
+	return err;
 }
 
 void ferry_port_sockets_close(struct ferry_port *p)

@@ -49,6 +49,9 @@ struct ferry_xsk {
 	int fd;
 	uint16_t fill_tag; /* umem owner tag of frames in fq/rx */
 	uint16_t tx_tag;   /* umem owner tag of frames in tx/cq */
+	/* Fill-ring slots left empty: the socket's share of its UMEM is
+	 * ring_size - fill_room frames (worker.c, fill shares). */
+	uint32_t fill_room;
 	/* cold: control plane */
 	struct ferry_umem *umem;
 	int slot;

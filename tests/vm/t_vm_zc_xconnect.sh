@@ -98,6 +98,15 @@ if ((qmax > RING && txmin > RING)); then
 else
 	bad "refill and completions: most on a queue $qmax, least sent $txmin, not above the ring's $RING"
 fi
+# Fill shares: the worker's 8 sockets (4 queues of 2 ports) with 2048-slot
+# fill rings would hold its whole UMEM; each holds an equal part of half.
+shares=$(jq -c '[.data.ports[] | .queues[] | .fill_share]' <<<"$st")
+frames=$(ctl -j worker show | jq '.data[0].umem_frames')
+if (($(jq 'add' <<<"$shares") <= frames / 2)); then
+	ok "fill shares $shares: at most half of the UMEM's $frames frames"
+else
+	bad "fill shares $shares: more than half of the UMEM's $frames frames"
+fi
 ws=$(ctl -j worker show | jq -c '.data[0] | {umem_frames, umem_free, umem_in_rings, umem_elsewhere, umem_consistent, umem_frames_lost}')
 echo "     worker 0: $ws"
 if [[ $(jq .umem_consistent <<<"$ws") == true && $(jq .umem_frames_lost <<<"$ws") == 0 ]]; then
