@@ -4,7 +4,9 @@
 #   1. the kernel is >= 6.13 (virtio_net AF_XDP zero-copy);
 #   2. two virtio_net NICs exist (MACs 52:54:00:fe:00:00 / :01, set by run.sh);
 #   3. the wire: eth1 moved to a namespace, a ping from there reaches eth0;
-#   4. ferryd (build/daemon/ferryd, the host's build over 9p) starts and
+#   4. ferryd (build/daemon/ferryd, the host's build over 9p) starts;
+#      `host check NIC0` reports the driver's own zero-copy feature (netdev
+#      genl: xsk-zerocopy, zero-copy yes (kernel)) on an ok row; and
 #      `port add p0 dev NIC0 mode zc` succeeds;
 #   5. `port show p0` says mode zc (ferry asks the kernel: XDP_OPTIONS);
 #   6. frames sent by the peer namespace arrive on p0's zero-copy socket
@@ -52,6 +54,14 @@ if [[ ! -x $FERRYD || ! -x $FERRYCTL ]]; then
 fi
 ferryd_up
 ctl workers 1 >/dev/null
+hc=$(ctl -j host check "$N0" | jq -c '.data[] | select(.check == "xdp features")')
+echo "     host check $N0: $hc"
+if [[ $(jq -r .status <<<"$hc") == ok && $(jq -r .value <<<"$hc") == *xsk-zerocopy* &&
+	$(jq -r .value <<<"$hc") == *"zero-copy: yes (kernel)"* ]]; then
+	ok "host check $N0: the driver reports zero-copy (netdev genl)"
+else
+	bad "host check $N0: xdp features row $hc"
+fi
 if out=$(ctl port add p0 dev "$N0" mode zc 2>&1); then
 	ok "port add p0 dev $N0 mode zc"
 else
