@@ -63,6 +63,11 @@ for x in pa:10.97.2.1 pb:10.97.1.1; do
 		ok "ping $ns -> $dst through ferry, reply at TTL 63"
 	else
 		bad "ping $ns -> $dst: $out"
+		# where the frames went: per queue, and what the hosts' NICs saw
+		ctl -j stats | jq -M -c '.data.ports[] | {name, q: [.queues[] | {q: .queue, rx: .rx_packets, tx: .tx_packets, kicks: .tx_kicks}], no_xsk: .xdp.pass_no_xsk}'
+		ctl -j worker show | jq -M -c '.data[0] | {umem_free, umem_in_rings, umem_elsewhere}'
+		ip -n pa -s link show dev "$N1" | sed -n '3,6p'
+		ip -n pb -s link show dev "$N3" | sed -n '3,6p'
 	fi
 done
 
