@@ -20,7 +20,9 @@
 #     and started from its saved config has them back, and a's new
 #     connection is redirected again;
 #   - `policy del dst 7301 cgroup a`: a's next connection is decided
-#     without a cgroup (the service of cgroup 0, learning: plain).
+#     without a cgroup (the service of cgroup 0, learning: plain);
+#   - a server that listened before the attach can't be placed by the
+#     client end: decided without its cgroup, counted in cg_missed.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -162,7 +164,7 @@ assert_eq "no connection decided without its cgroup's rule" 0 \
 
 # ---- config: saved, loaded again ----
 conf=$(tb_ctlj $D show config | jq -r .data)
-echo "$conf" | sed 's/^/    /'
+printf "    %s\n" "$conf"
 assert_match "show config: a's policy" "^sockmap policy add dst $P redirect cgroup \"$CGA\"$" "$conf"
 assert_match "show config: b's policy" "^sockmap policy add dst $P plain cgroup \"$CGB\"$" "$conf"
 tb_do $D save "$TB_RUN/saved.conf" >/dev/null
@@ -189,4 +191,21 @@ assert_eq "a without its rule: the connection stayed plain" "$N" \
 # Its path is the policy's: gone with it (null, "none" here), the id stays.
 assert_eq "a's service of its cgroup: kept, by id, not counting it" "none $ida 1" \
 	"$(svc 127.0.0.1 "$ida" cgroup) $(svc 127.0.0.1 "$ida" cgroup_id) $(svc 127.0.0.1 "$ida" counters.conns)"
+# ---- a server listening since before the attach: decided without ----
+tb_do $D sockmap policy add dst $P redirect cgroup "$CGA" >/dev/null
+tb_do $D sockmap detach >/dev/null
+tb_tcpx_server h "127.0.0.1:$P" "$TB_RUN/srv-early.json" --cgroup "$CGA" ||
+	tb_die "tcpx server did not start"
+sp=$TB_TCPX_PID
+tb_do $D sockmap attach cgroup "$CG" ports 7300-7399 >/dev/null
+rc=0
+cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$P" -n "$N" -m 1024) || rc=$?
+wait "$sp" || rc=$?
+assert_eq "early listener: exit codes" 0 "$rc"
+assert_json '"\(.ok) \(.bytes)"' "true $N" "$(cat "$TB_RUN/srv-early.json")"
+assert_eq "early listener: not redirected" none "$(dir 127.0.0.1 redirects)"
+assert_eq "early listener: counted as decided without its cgroup's rule" 1 \
+	"$(tb_ctlj $D sockmap show | jq .data.counters.cg_missed)"
+assert_eq "early listener: in the service of cgroup 0" 1 "$(svc 127.0.0.1 "" counters.conns)"
+assert_eq "early listener: no row of its cgroup" none "$(svc 127.0.0.1 "$CGA" decision)"
 tb_do $D sockmap detach >/dev/null
