@@ -16,6 +16,9 @@
 #   - `sockmap show`: two rows of 7301 with their cgroup (path and id,
 #     the id the directory's inode), each with its decision, reason and
 #     counters; the parent's server a row without a cgroup (learning);
+#   - a dual-stack server on [::]:7302 in b, pinned redirect there: an
+#     IPv4 client's connection is redirected (the listener found under
+#     the IPv6 wildcard);
 #   - the policies and show config carry the cgroup; ferryd shut down
 #     and started from its saved config has them back, and a's new
 #     connection is redirected again;
@@ -162,9 +165,28 @@ assert_eq "parent: connections, redirected" "1 0" \
 assert_eq "no connection decided without its cgroup's rule" 0 \
 	"$(tb_ctlj $D sockmap show | jq .data.counters.cg_missed)"
 
+# ---- a dual-stack listener on [::] in b, an IPv4 client ----
+# The client finds its server's cgroup under the IPv6 wildcard.
+P=7302
+tb_do $D sockmap policy add dst $P redirect cgroup "$CGB" >/dev/null
+tb_tcpx_server h "[::]:$P" "$TB_RUN/srv-dual.json" --cgroup "$CGB" ||
+	tb_die "tcpx server on [::]:$P did not start"
+sp=$TB_TCPX_PID
+rc=0
+cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$P" -n "$N" -m 1024) || rc=$?
+wait "$sp" || rc=$?
+assert_eq "dual-stack: exit codes" 0 "$rc"
+assert_json '"\(.ok) \(.bytes)"' "true $N" "$(cat "$TB_RUN/srv-dual.json")"
+assert_eq "dual-stack: the IPv4 connection was redirected, every byte" "$N" \
+	"$(dir 127.0.0.1 bytes_redirected)"
+assert_eq "dual-stack: its service, keyed as IPv4, in b" "redirect policy 1" \
+	"$(svc 127.0.0.1 "$CGB" decision) $(svc 127.0.0.1 "$CGB" reason) $(svc 127.0.0.1 "$CGB" counters.conns_redirected)"
+tb_do $D sockmap policy del dst $P cgroup "$CGB" >/dev/null
+P=7301
+
 # ---- config: saved, loaded again ----
 conf=$(tb_ctlj $D show config | jq -r .data)
-printf "    %s\n" "$conf"
+while IFS= read -r l; do echo "    $l"; done <<<"$conf"
 assert_match "show config: a's policy" "^sockmap policy add dst $P redirect cgroup \"$CGA\"$" "$conf"
 assert_match "show config: b's policy" "^sockmap policy add dst $P plain cgroup \"$CGB\"$" "$conf"
 tb_do $D save "$TB_RUN/saved.conf" >/dev/null
