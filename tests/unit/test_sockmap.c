@@ -343,6 +343,34 @@ static const char *cgroup2_mount(char *buf, size_t len)
 	return found;
 }
 
+/* A child cgroup for the test, its path in *state; "" when none could be
+ * made (the test then fails under CI=true, else skips). */
+static int cg_setup(void **state)
+{
+	char mnt[256], *dir = calloc(1, 512);
+
+	if (!dir)
+		return -1;
+	if (cgroup2_mount(mnt, sizeof(mnt))) {
+		snprintf(dir, 512, "%s/ferry-unit-%d", mnt, (int)getpid());
+		if (mkdir(dir, 0755))
+			dir[0] = 0;
+	}
+	*state = dir;
+	return 0;
+}
+
+/* Removes what the test left, failed asserts included. */
+static int cg_teardown(void **state)
+{
+	char *dir = *state;
+
+	if (dir[0])
+		rmdir(dir);
+	free(dir);
+	return 0;
+}
+
 /*
  * A real cgroup: its id is its inode; a policy by cgroup is another row
  * than the same service without one, shows its path, and is removed by
@@ -350,24 +378,16 @@ static const char *cgroup2_mount(char *buf, size_t len)
  */
 static void test_cgroup_policies(void **state)
 {
+	const char *dir = *state, *ci = getenv("CI");
 	struct ferry_sockmap *sm;
 	struct ferry_sockmap_policy p = {0}, got;
-	char mnt[256], dir[512];
 	struct ferry_err msg;
-	const char *ci = getenv("CI");
 	struct stat st;
 	uint64_t id;
 
-	(void)state;
-	if (!cgroup2_mount(mnt, sizeof(mnt))) {
+	if (!dir[0]) {
 		if (ci && !strcmp(ci, "true"))
-			fail_msg("no cgroup2 mount: cannot test cgroup ids");
-		skip();
-	}
-	snprintf(dir, sizeof(dir), "%s/ferry-unit-%d", mnt, (int)getpid());
-	if (mkdir(dir, 0755)) {
-		if (ci && !strcmp(ci, "true"))
-			fail_msg("cannot make %s", dir);
+			fail_msg("no cgroup2 mount to make a child cgroup in");
 		skip();
 	}
 	sm = ferry_sockmap_create();
@@ -423,7 +443,8 @@ int main(void)
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_policies),
 		cmocka_unit_test(test_cgroup_refused),
-		cmocka_unit_test(test_cgroup_policies),
+		cmocka_unit_test_setup_teardown(test_cgroup_policies, cg_setup,
+						cg_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
