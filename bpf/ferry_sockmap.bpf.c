@@ -52,10 +52,11 @@
  * apart from the same port elsewhere. The passive end reads its cgroup
  * from its own socket; the active end, usually established first, can't
  * see the server's socket, so listen() records each listener's cgroup
- * (ferry_sm_listeners) and the client looks its server up there. A server
- * listening since before the attach is not in it: its connections are
- * decided without a cgroup (counted in cg_missed where a rule names its
- * cgroup). While no policy names a cgroup (cg_policies 0), none of this
+ * (ferry_sm_listeners) and the client looks its server up there; userspace
+ * adds the listeners of its own network namespace that were there before
+ * the attach (sock_diag). One of another namespace listening since before
+ * the attach is not in it: its connections are decided without a cgroup
+ * (counted in cg_missed where a rule names its cgroup). While no policy names a cgroup (cg_policies 0), none of this
  * is looked at: every service has cgroup 0.
  *
  * The tracepoints cost every send() and recv() of the host a dispatch, so
@@ -113,7 +114,8 @@ __u64 quiet_plain;
 /* Policies naming a cgroup, written by userspace: 0 skips every lookup. */
 __u32 cg_policies;
 /* Connections whose server's cgroup has a rule but which were decided
- * without it (its listener was not seen: it listens since before attach). */
+ * without it (its listener was not seen: in another namespace than
+ * ferryd's, listening since before the attach). */
 __u64 cg_missed;
 
 struct {

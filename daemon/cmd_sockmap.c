@@ -297,8 +297,9 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	 "follow it, established ones keep what they got; with cgroup PATH "
 	 "(a cgroup v2 directory that must exist) only connections whose "
 	 "server socket is in that cgroup, and that service learns and "
-	 "counts apart from the same port elsewhere (its server must start "
-	 "listening after `sockmap attach`)",
+	 "counts apart from the same port elsewhere (a server in another "
+	 "network namespace than ferryd's must start listening after "
+	 "`sockmap attach`)",
 	 cmd_sockmap_policy_add, &policy_add_syntax},
 	{"sockmap policy add", NULL,
 	 "the same as `sockmap policy add dst` (the form of older configs)",

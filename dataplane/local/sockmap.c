@@ -16,7 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/inet_diag.h>
 #include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -893,6 +897,135 @@ static json_t *policies_json(const struct ferry_sockmap *sm)
 	return arr;
 }
 
+/* ---------------------------------------------------------- listeners */
+
+static bool ports_match(const struct ferry_sockmap_params *p, uint16_t port)
+{
+	unsigned i;
+
+	if (!p->n_ranges)
+		return true;
+	for (i = 0; i < p->n_ranges; i++)
+		if (port >= p->ranges[i].lo && port <= p->ranges[i].hi)
+			return true;
+	return false;
+}
+
+/* One listener of a sock_diag reply into ferry_sm_listeners, keyed as
+ * the BPF side's listener_key() does; 1 when it was added. */
+static int listener_seed_one(int map_fd, uint64_t netns,
+			     const struct ferry_sockmap_params *p,
+			     const struct nlmsghdr *h)
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct ferry_sm_svc_key k = {0};
+	int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+	const struct rtattr *a = (const void *)(m + 1);
+	__u64 cg = 0;
+
+	if (len < 0)
+		return 0;
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == INET_DIAG_CGROUP_ID &&
+		    RTA_PAYLOAD(a) >= sizeof(cg))
+			memcpy(&cg, RTA_DATA(a), sizeof(cg));
+	k.port = ntohs(m->id.idiag_sport);
+	if (!cg || !ports_match(p, k.port))
+		return 0;
+	k.netns = netns;
+	k.family = m->idiag_family == AF_INET ? 4 : 6;
+	memcpy(k.addr, m->id.idiag_src, sizeof(k.addr));
+	if (k.family == 4) {
+		k.addr[1] = k.addr[2] = k.addr[3] = 0;
+	} else if (!memcmp(k.addr, v4mapped, sizeof(v4mapped))) {
+		k.family = 4;
+		k.addr[0] = k.addr[3];
+		k.addr[1] = k.addr[2] = k.addr[3] = 0;
+	}
+	/* One listen() made since the attach knows better. */
+	return bpf_map_update_elem(map_fd, &k, &cg, BPF_NOEXIST) == 0;
+}
+
+/*
+ * The TCP listeners already there when an attachment starts, with their
+ * cgroups, from sock_diag: the BPF side records listeners at listen(),
+ * which those went through before its program was attached, and without
+ * them their clients could not find the server's cgroup (after a restart
+ * of ferryd, every server's). Only ferryd's own network namespace can be
+ * asked so; listeners of other namespaces are learnt at their next
+ * listen(). Such an entry is not removed when its listener closes (that
+ * needs the listener's close callback, set at listen()): a later listen()
+ * on the same address and port replaces it. The number added, or -errno.
+ */
+static int listeners_seed(const struct sm_inst *in,
+			  const struct ferry_sockmap_params *p)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	int map_fd = bpf_map__fd(in->skel->maps.ferry_sm_listeners);
+	socklen_t nl = sizeof(uint64_t);
+	uint64_t netns;
+	char buf[16384];
+	int fd, err = 0, n = 0;
+	unsigned f;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &nl)) {
+		err = -errno;
+		goto out_sock;
+	}
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		struct {
+			struct nlmsghdr h;
+			struct inet_diag_req_v2 r;
+		} req = {
+			.h = {.nlmsg_len = sizeof(req),
+			      .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+			.r = {.sdiag_family = (__u8)families[f],
+			      .sdiag_protocol = IPPROTO_TCP,
+			      .idiag_states = 1u << 10 /* TCP_LISTEN */},
+		};
+		bool done = false;
+
+		if (send(fd, &req, sizeof(req), 0) < 0) {
+			err = -errno;
+			goto out_sock;
+		}
+		while (!done) {
+			ssize_t got = recv(fd, buf, sizeof(buf), 0);
+			const struct nlmsghdr *h = (const void *)buf;
+			int left = (int)got;
+
+			if (got < 0) {
+				err = -errno;
+				goto out_sock;
+			}
+			if (!got)
+				break;
+			for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+				if (h->nlmsg_type == NLMSG_DONE) {
+					done = true;
+					break;
+				}
+				if (h->nlmsg_type == NLMSG_ERROR) {
+					const struct nlmsgerr *e =
+						NLMSG_DATA(h);
+
+					err = e->error ? e->error : -EIO;
+					goto out_sock;
+				}
+				n += listener_seed_one(map_fd, netns, p, h);
+			}
+		}
+	}
+out_sock:
+	close(fd);
+	return err ? err : n;
+}
+
 /* ------------------------------------------------------ quiet periods */
 
 /* The send and receive tracepoints: what measures and counts. */
@@ -1105,6 +1238,18 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	log_info("sockmap: attached to %s, ports %s, verdict %s, default %s",
 		 in->cgroup, in->ports[0] ? in->ports : "any",
 		 mode_names[in->mode], decision_names[in->dflt]);
+	/* After the hook: a listen() from here on is recorded by it. Not
+	 * fatal: only cgroup policies need it, for servers already there. */
+	err = listeners_seed(in, p);
+	if (err < 0)
+		log_warn("sockmap: cannot list the TCP listeners already there "
+			 "(sock_diag: %s): policies by cgroup apply to servers "
+			 "that listen from now on",
+			 strerror(-err));
+	else if (err > 0)
+		log_info("sockmap: %d TCP listeners already there, with their "
+			 "cgroups",
+			 err);
 	return 0;
 err_inst:
 	inst_free(in);

@@ -24,8 +24,10 @@
 #     connection is redirected again;
 #   - `policy del dst 7301 cgroup a`: a's next connection is decided
 #     without a cgroup (the service of cgroup 0, learning: plain);
-#   - a server that listened before the attach can't be placed by the
-#     client end: decided without its cgroup, counted in cg_missed.
+#   - servers that listened before the attach: the one in ferryd's
+#     namespace is listed at the attach and placed (redirected); the one
+#     in another namespace can't be, decided without its cgroup, counted
+#     in cg_missed.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -213,21 +215,38 @@ assert_eq "a without its rule: the connection stayed plain" "$N" \
 # Its path is the policy's: gone with it (null, "none" here), the id stays.
 assert_eq "a's service of its cgroup: kept, by id, not counting it" "none $ida 1" \
 	"$(svc 127.0.0.1 "$ida" cgroup) $(svc 127.0.0.1 "$ida" cgroup_id) $(svc 127.0.0.1 "$ida" counters.conns)"
-# ---- a server listening since before the attach: decided without ----
+# ---- servers listening since before the attach ----
+# One in ferryd's namespace: listed (sock_diag) at the attach, placed. One
+# in another namespace: sock_diag can't list it, so it is decided without
+# its cgroup, counted in cg_missed.
+tb_ns h2
 tb_do $D sockmap policy add dst $P redirect cgroup "$CGA" >/dev/null
 tb_do $D sockmap detach >/dev/null
 tb_tcpx_server h "127.0.0.1:$P" "$TB_RUN/srv-early.json" --cgroup "$CGA" ||
 	tb_die "tcpx server did not start"
 sp=$TB_TCPX_PID
+tb_tcpx_server h2 "127.0.0.1:$P" "$TB_RUN/srv-early2.json" --cgroup "$CGA" ||
+	tb_die "tcpx server in h2 did not start"
+sp2=$TB_TCPX_PID
 tb_do $D sockmap attach cgroup "$CG" ports 7300-7399 >/dev/null
+assert_match "attach: the listener already there is listed" \
+	"[1-9][0-9]* TCP listeners already there" "$(cat "$TB_RUN/dut2.log")"
 rc=0
 cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$P" -n "$N" -m 1024) || rc=$?
 wait "$sp" || rc=$?
-assert_eq "early listener: exit codes" 0 "$rc"
+cli2=$(tb_cg_exec h2 "$CG" "$TCPX" client -d "127.0.0.1:$P" -n "$N" -m 1024) || rc=$?
+wait "$sp2" || rc=$?
+assert_eq "early listeners: exit codes" 0 "$rc"
 assert_json '"\(.ok) \(.bytes)"' "true $N" "$(cat "$TB_RUN/srv-early.json")"
-assert_eq "early listener: not redirected" none "$(dir 127.0.0.1 redirects)"
-assert_eq "early listener: counted as decided without its cgroup's rule" 1 \
+assert_json '"\(.ok) \(.bytes)"' "true $N" "$(cat "$TB_RUN/srv-early2.json")"
+assert_json .bytes "$N" "$cli"
+assert_json .bytes "$N" "$cli2"
+assert_eq "early listener, ferryd's namespace: redirected, every byte" "$N" \
+	"$(dir 127.0.0.1 bytes_redirected)"
+assert_eq "early listener, ferryd's namespace: in its cgroup's service" "redirect 1" \
+	"$(svc 127.0.0.1 "$CGA" decision) $(svc 127.0.0.1 "$CGA" counters.conns_redirected)"
+assert_eq "early listener, other namespace: in the service of cgroup 0, plain" "1 0" \
+	"$(svc 127.0.0.1 "" counters.conns) $(svc 127.0.0.1 "" counters.conns_redirected)"
+assert_eq "early listener, other namespace: counted as decided without its cgroup's rule" 1 \
 	"$(tb_ctlj $D sockmap show | jq .data.counters.cg_missed)"
-assert_eq "early listener: in the service of cgroup 0" 1 "$(svc 127.0.0.1 "" counters.conns)"
-assert_eq "early listener: no row of its cgroup" none "$(svc 127.0.0.1 "$CGA" decision)"
 tb_do $D sockmap detach >/dev/null
