@@ -598,22 +598,42 @@ enum ferry_sm_reason {
 		FERRY_SM__REASONS
 };
 
-/* A service: the server's side of its connections (the passive socket's
- * local address and port), in its network namespace. */
+/*
+ * A service: the server's side of its connections (the passive socket's
+ * local address and port), in its network namespace. The server socket's
+ * cgroup is part of it only where a policy names that cgroup for the
+ * address and port (`sockmap policy add dst SERVICE DECISION cgroup PATH`):
+ * such a service learns and counts apart from the same port in other
+ * cgroups. Every other service has cgroup 0, as before cgroups were known.
+ */
 struct ferry_sm_svc_key {
 	__u64 netns;
+	__u64 cgroup;  /* cgroup v2 id (its directory's inode) or 0 */
 	__u32 addr[4]; /* IPv4 in addr[0], network order */
 	__u16 port;    /* host order */
 	__u8 family;   /* 4 or 6 */
 	__u8 pad[5];
 };
 
-/* A policy row: family 0 matches every address of the port. */
+/* A policy row: family 0 matches every address of the port; cgroup 0
+ * every cgroup (a row with a cgroup wins over one without). */
 struct ferry_sm_policy_key {
+	__u64 cgroup;
 	__u32 addr[4];
 	__u16 port;
 	__u8 family;
-	__u8 pad;
+	__u8 pad[5];
+};
+
+/*
+ * A connection's decision, left by its first end under its other end's
+ * key (ferry_sm_pending), with the cgroup of the service it was decided
+ * for, so that both ends fold into the same service.
+ */
+struct ferry_sm_pend {
+	__u32 decision; /* enum ferry_sm_decision */
+	__u32 pad;
+	__u64 cgroup;
 };
 
 /*

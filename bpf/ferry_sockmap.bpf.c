@@ -46,6 +46,19 @@
  * A policy (ferry_sm_policy, by address and port or port alone) pins a
  * service; attach's `default` does for services without a policy.
  *
+ * A policy may name a cgroup: it then applies to the connections whose
+ * server socket (the passive end, the service's side) is in that cgroup,
+ * and the service is keyed by the cgroup too, so it learns and counts
+ * apart from the same port elsewhere. The passive end reads its cgroup
+ * from its own socket; the active end, usually established first, can't
+ * see the server's socket, so listen() records each listener's cgroup
+ * (ferry_sm_listeners) and the client looks its server up there; userspace
+ * adds the listeners of its own network namespace that were there before
+ * the attach (sock_diag). One of another namespace listening since before
+ * the attach is not in it: its connections are decided without a cgroup
+ * (counted in cg_missed where a rule names its cgroup). While no policy names a cgroup (cg_policies 0), none of this
+ * is looked at: every service has cgroup 0.
+ *
  * The tracepoints cost every send() and recv() of the host a dispatch, so
  * userspace detaches them while nothing needs them (quiet, below): then
  * sockops redirects nothing and asks for them back (wake) when a
@@ -98,6 +111,12 @@ __u64 decided_plain;	/* connections decided: plain (learning included) */
 __u32 quiet;
 __u32 wake;
 __u64 quiet_plain;
+/* Policies naming a cgroup, written by userspace: 0 skips every lookup. */
+__u32 cg_policies;
+/* Connections whose server's cgroup has a rule but which were decided
+ * without it (its listener was not seen: in another namespace than
+ * ferryd's, listening since before the attach). */
+__u64 cg_missed;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -149,8 +168,20 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, FERRY_SM_MAX_SOCKS);
 	__type(key, struct ferry_sock_key);
-	__type(value, __u32);
+	__type(value, struct ferry_sm_pend);
 } ferry_sm_pending SEC(".maps");
+
+/*
+ * Listening sockets' cgroups, by their local address (0: any) and port,
+ * cgroup 0 in the key: made at listen(), removed when the listener closes
+ * (LRU: one whose close was missed ages out).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FERRY_SM_MAX_SERVICES);
+	__type(key, struct ferry_sm_svc_key);
+	__type(value, __u64);
+} ferry_sm_listeners SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -188,6 +219,45 @@ struct {
 			unmap_v4(k);                                           \
 		}                                                              \
 	} while (0)
+
+/*
+ * A socket's cgroup v2 id. No sock_ops helper gives it (bpf_sk_cgroup_id
+ * is refused there, bpf_get_current_cgroup_id names whatever task the
+ * softirq interrupted), so it is read through the socket's BTF:
+ * sk->sk_cgrp_data.cgroup->kn->id, which is the cgroup directory's inode
+ * number, what name_to_handle_at() and stat() give userspace. These
+ * declarations carry only the fields read; CO-RE finds their offsets in
+ * the running kernel.
+ */
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+struct sock_cgroup_data {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+struct sock {
+	struct sock_cgroup_data sk_cgrp_data;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 sk_cgroup(struct bpf_sock *sk)
+{
+	/* A tcp_sock begins with its struct sock. */
+	struct cgroup *cg;
+	struct sock *s;
+
+	if (!sk)
+		return 0;
+	s = (struct sock *)bpf_skc_to_tcp_sock(sk);
+	if (!s)
+		return 0;
+	cg = s->sk_cgrp_data.cgroup;
+	if (!cg || !cg->kn)
+		return 0;
+	return cg->kn->id;
+}
 
 static __always_inline int is_v4_mapped(const __u32 ip[4])
 {
@@ -326,15 +396,15 @@ static __always_inline void svc_of(const struct ferry_sock_key *k, int passive,
 	svc->addr[3] = passive ? k->local_ip[3] : k->remote_ip[3];
 }
 
-/* A new connection's decision: a policy for its address and port, else
- * for its port, else attach's default, else what the service learned. */
-static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc,
-				    int *learning)
+/* The policy of a service in cgroup cg (0: of every cgroup): for its
+ * address and port, else for its port. */
+static __always_inline __u32 *policy_lookup(const struct ferry_sm_svc_key *svc,
+					    __u64 cg)
 {
 	struct ferry_sm_policy_key pk = {};
-	struct ferry_sm_svc zero = {}, *s;
 	__u32 *pol;
 
+	pk.cgroup = cg;
 	pk.family = svc->family;
 	pk.port = svc->port;
 	pk.addr[0] = svc->addr[0];
@@ -342,11 +412,55 @@ static __always_inline __u32 decide(const struct ferry_sm_svc_key *svc,
 	pk.addr[2] = svc->addr[2];
 	pk.addr[3] = svc->addr[3];
 	pol = bpf_map_lookup_elem(&ferry_sm_policy, &pk);
-	if (!pol) {
-		__builtin_memset(&pk, 0, sizeof(pk));
-		pk.port = svc->port;
-		pol = bpf_map_lookup_elem(&ferry_sm_policy, &pk);
+	if (pol)
+		return pol;
+	__builtin_memset(&pk, 0, sizeof(pk));
+	pk.cgroup = cg;
+	pk.port = svc->port;
+	return bpf_map_lookup_elem(&ferry_sm_policy, &pk);
+}
+
+/* The cgroup of the listener a client connected to: its address, else
+ * any address of its family, else (IPv4) a dual-stack [::] listener. */
+static __always_inline __u64 listener_cgroup(const struct ferry_sm_svc_key *svc)
+{
+	struct ferry_sm_svc_key lk = *svc;
+	__u64 *cg;
+
+	lk.cgroup = 0;
+	cg = bpf_map_lookup_elem(&ferry_sm_listeners, &lk);
+	if (cg)
+		return *cg;
+	lk.addr[0] = lk.addr[1] = lk.addr[2] = lk.addr[3] = 0;
+	cg = bpf_map_lookup_elem(&ferry_sm_listeners, &lk);
+	if (cg)
+		return *cg;
+	if (lk.family != 4)
+		return 0;
+	lk.family = 6;
+	cg = bpf_map_lookup_elem(&ferry_sm_listeners, &lk);
+	return cg ? *cg : 0;
+}
+
+/*
+ * A new connection's decision: a policy for the server's cgroup (cg, when
+ * a policy names one; the service is keyed by it then), else a policy for
+ * its address and port, else for its port, else attach's default, else
+ * what the service learned.
+ */
+static __always_inline __u32 decide(struct ferry_sm_svc_key *svc, __u64 cg,
+				    int *learning)
+{
+	struct ferry_sm_svc zero = {}, *s;
+	__u32 *pol = NULL;
+
+	if (cg) {
+		pol = policy_lookup(svc, cg);
+		if (pol)
+			svc->cgroup = cg;
 	}
+	if (!pol)
+		pol = policy_lookup(svc, 0);
 	s = bpf_map_lookup_elem(&ferry_sm_svcs, svc);
 	if (!s) {
 		bpf_map_update_elem(&ferry_sm_svcs, svc, &zero, BPF_NOEXIST);
@@ -380,9 +494,11 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 	struct ferry_sm_flow zero = {};
 	struct ferry_sock_key k, peer;
 	struct ferry_sm_svc_key svc;
+	struct ferry_sm_pend *pend, pd = {};
 	struct ferry_sm_sk *st;
 	struct bpf_sock *sk;
-	__u32 d, *pend;
+	__u64 cg = 0;
+	__u32 d;
 	int first = 0, learning = 0;
 
 	if (draining)
@@ -406,18 +522,22 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 		return;
 	}
 	st->key = k;
-	svc_of(&k, passive, &st->svc);
-	svc = st->svc;
+	svc_of(&k, passive, &svc);
 	/* To fold the socket's numbers into its service when it closes. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 						 BPF_SOCK_OPS_STATE_CB_FLAG);
+	if (cg_policies)
+		cg = passive ? sk_cgroup(sk) : listener_cgroup(&svc);
 	pend = bpf_map_lookup_elem(&ferry_sm_pending, &k);
 	if (pend) {
-		d = *pend;
+		d = pend->decision;
+		svc.cgroup = pend->cgroup;
 		bpf_map_delete_elem(&ferry_sm_pending, &k);
+		if (cg && cg != svc.cgroup && policy_lookup(&svc, cg))
+			__sync_fetch_and_add(&cg_missed, 1);
 	} else {
 		first = 1;
-		d = decide(&svc, &learning);
+		d = decide(&svc, cg, &learning);
 		if (quiet && (learning || d == FERRY_SM_D_REDIRECT))
 			wake = 1;
 		if (quiet && d == FERRY_SM_D_REDIRECT) {
@@ -425,8 +545,11 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 			__sync_fetch_and_add(&quiet_plain, 1);
 		}
 		key_swap(&k, &peer);
-		bpf_map_update_elem(&ferry_sm_pending, &peer, &d, BPF_ANY);
+		pd.decision = d;
+		pd.cgroup = svc.cgroup;
+		bpf_map_update_elem(&ferry_sm_pending, &peer, &pd, BPF_ANY);
 	}
+	st->svc = svc;
 	if (d != FERRY_SM_D_REDIRECT) {
 		if (first)
 			__sync_fetch_and_add(&decided_plain, 1);
@@ -446,6 +569,56 @@ static __always_inline void sock_add(struct bpf_sock_ops *skops, int passive)
 	}
 }
 
+/* The listener's local address and port, as a service key (cgroup 0). */
+static __always_inline void listener_key(struct bpf_sock_ops *skops,
+					 struct ferry_sm_svc_key *lk)
+{
+	struct ferry_sock_key k;
+
+	FERRY_SM_KEY_OF(skops, &k);
+	svc_of(&k, 1, lk);
+	/* A listener on a v4-mapped address takes IPv4 clients only. */
+	if (lk->family == 6 && is_v4_mapped(lk->addr)) {
+		lk->family = 4;
+		lk->addr[0] = lk->addr[3];
+		lk->addr[1] = lk->addr[2] = lk->addr[3] = 0;
+	}
+}
+
+/* Every listener of a matched port, whether or not a policy names its
+ * cgroup yet: one may be added while it listens. */
+static __always_inline void listener_add(struct bpf_sock_ops *skops)
+{
+	struct ferry_sm_svc_key lk;
+	__u64 cg;
+
+	if (skops->family != AF_INET && skops->family != AF_INET6)
+		return;
+	if (!skops->sk || !port_match((__u16)skops->local_port))
+		return;
+	cg = sk_cgroup(skops->sk);
+	if (!cg)
+		return;
+	listener_key(skops, &lk);
+	bpf_map_update_elem(&ferry_sm_listeners, &lk, &cg, BPF_ANY);
+	/* To forget it when it closes. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+						 BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+static __always_inline void listener_del(struct bpf_sock_ops *skops)
+{
+	struct ferry_sm_svc_key lk;
+	__u64 *cg, mine;
+
+	listener_key(skops, &lk);
+	cg = bpf_map_lookup_elem(&ferry_sm_listeners, &lk);
+	/* Not a newer listener's entry (SO_REUSEPORT, a quick restart). */
+	mine = sk_cgroup(skops->sk);
+	if (cg && *cg == mine)
+		bpf_map_delete_elem(&ferry_sm_listeners, &lk);
+}
+
 SEC("sockops")
 int ferry_sm_sockops(struct bpf_sock_ops *skops)
 {
@@ -455,6 +628,9 @@ int ferry_sm_sockops(struct bpf_sock_ops *skops)
 	struct ferry_sm_sk *st;
 
 	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_LISTEN_CB:
+		listener_add(skops);
+		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		sock_add(skops, 0);
 		break;
@@ -464,6 +640,10 @@ int ferry_sm_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_STATE_CB:
 		if (skops->args[1] != BPF_TCP_CLOSE || !skops->sk)
 			break;
+		if (skops->args[0] == BPF_TCP_LISTEN) {
+			listener_del(skops);
+			break;
+		}
 		st = bpf_sk_storage_get(&ferry_sm_sks, skops->sk, 0, 0);
 		if (st)
 			fold(st);

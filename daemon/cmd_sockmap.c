@@ -146,20 +146,43 @@ static void print_service(const void *params, char *buf, size_t len)
 		&((const struct ferry_sockmap_policy *)params)->key, buf, len);
 }
 
+/* The rows `policy add` and `policy del` share; positionals come first. */
+#define POLICY_SERVICE_ROW                                                     \
+	{                                                                      \
+		.kind = CTL_OPT_CUSTOM,                                        \
+		.flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,                \
+		.metavar = "PORT|ADDR:PORT", .example = "127.0.0.1:6379",      \
+		.parse = parse_service, .print = print_service,                \
+		.help = "the service: its server's port, on any or one "       \
+			"address"                                              \
+	}
+#define POLICY_CGROUP_ROW                                                      \
+	{                                                                      \
+		"cgroup", CTL_OPT_STRING, 0,                                   \
+			.off = offsetof(struct ferry_sockmap_policy, cgroup),  \
+			.size = sizeof(const char *), .metavar = "PATH",       \
+			.values = CTL_VAL_FILE,                                \
+			.help = "only where the server socket is in this "     \
+				"cgroup v2 "                                   \
+				"(relative: to " FERRY_SM_CGROUP_ROOT          \
+				"); its service is "                           \
+				"kept apart from the port's in other cgroups"  \
+	}
+
 static const struct ctl_opt policy_add_rows[] = {
-	{.kind = CTL_OPT_CUSTOM,
-	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
-	 .metavar = "PORT|ADDR:PORT",
-	 .example = "127.0.0.1:6379",
-	 .parse = parse_service,
-	 .print = print_service,
-	 .help = "the service: its server's port, on any or one address"},
+	POLICY_SERVICE_ROW,
 	{.kind = CTL_OPT_WORD,
 	 .flags = CTL_OPT_POSITIONAL | CTL_OPT_REQUIRED,
 	 .off = offsetof(struct ferry_sockmap_policy, decision),
 	 .size = sizeof(int),
 	 .words = decision_words,
 	 .help = "what its new connections get (learn: what it measured)"},
+	POLICY_CGROUP_ROW,
+};
+
+static const struct ctl_opt policy_del_rows[] = {
+	POLICY_SERVICE_ROW,
+	POLICY_CGROUP_ROW,
 };
 
 /*
@@ -180,15 +203,13 @@ static const struct ctl_syntax policy_add_bare_syntax = {
 };
 
 static const struct ctl_syntax policy_del_syntax = {
-	policy_add_rows,
-	1,
+	CTL_OPTS(policy_del_rows),
 	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy del dst",
 };
 
 static const struct ctl_syntax policy_del_bare_syntax = {
-	policy_add_rows,
-	1,
+	CTL_OPTS(policy_del_rows),
 	.size = sizeof(struct ferry_sockmap_policy),
 	.command = "sockmap policy del",
 };
@@ -212,7 +233,7 @@ static int policy_del(void *ctx, const struct ctl_syntax *syn, int argc,
 
 	if (rc)
 		return rc;
-	return ferry_sockmap_policy_del(SM(ctx), &p.key, err);
+	return ferry_sockmap_policy_del(SM(ctx), &p, err);
 }
 
 static int cmd_sockmap_policy_add(void *ctx, int argc, char **argv,
@@ -273,12 +294,18 @@ static const struct ctl_cmd sockmap_cmds[] = {
 	{"sockmap policy add dst", NULL,
 	 "pin a service (its server's port, or address and port) to plain "
 	 "TCP or to the redirect, or back to learning; new connections "
-	 "follow it, established ones keep what they got",
+	 "follow it, established ones keep what they got; with cgroup PATH "
+	 "(a cgroup v2 directory that must exist) only connections whose "
+	 "server socket is in that cgroup, and that service learns and "
+	 "counts apart from the same port elsewhere (a server in another "
+	 "network namespace than ferryd's must start listening after "
+	 "`sockmap attach`)",
 	 cmd_sockmap_policy_add, &policy_add_syntax},
 	{"sockmap policy add", NULL,
 	 "the same as `sockmap policy add dst` (the form of older configs)",
 	 cmd_sockmap_policy_add_bare, &policy_add_bare_syntax},
-	{"sockmap policy del dst", NULL, "remove a service's policy",
+	{"sockmap policy del dst", NULL,
+	 "remove a service's policy (with its cgroup PATH, if it has one)",
 	 cmd_sockmap_policy_del, &policy_del_syntax},
 	{"sockmap policy del", NULL,
 	 "the same as `sockmap policy del dst` (the form of older configs)",

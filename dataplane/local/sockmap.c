@@ -16,7 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/inet_diag.h>
 #include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +42,10 @@ static const char *const mode_names[] = {
 };
 
 /* Map keys hashed byte by byte: no hole the compiler could leave unset. */
-_Static_assert(sizeof(struct ferry_sm_svc_key) == 32, "svc key: no padding");
-_Static_assert(sizeof(struct ferry_sm_policy_key) == 20,
+_Static_assert(sizeof(struct ferry_sm_svc_key) == 40, "svc key: no padding");
+_Static_assert(sizeof(struct ferry_sm_policy_key) == 32,
 	       "policy key: no padding");
+_Static_assert(sizeof(struct ferry_sm_pend) == 16, "pending: no padding");
 
 static const char *const decision_names[] = {
 #define FERRY_SM_DECISION_NAME(id, name) [FERRY_SM_D_##id] = name,
@@ -89,6 +94,9 @@ struct ferry_sockmap {
 	struct sm_inst *draining; /* detached, sockets still in its map */
 	json_t *last;		  /* the last detached one, as it ended */
 	struct ferry_sockmap_policy policies[FERRY_SM_MAX_POLICIES];
+	/* policies[i]'s cgroup path as given, "" for none (its .cgroup is
+	 * kept NULL: the rows move when one is deleted). */
+	char cgroups[FERRY_SM_MAX_POLICIES][FERRY_SM_CGROUP_MAX];
 	unsigned n_policies;
 	enum sm_probe probe;
 	char probe_msg[FERRY_ERR_LEN];
@@ -593,6 +601,67 @@ static int cgroup_open(const char *path, struct ferry_err *msg)
 
 /* ----------------------------------------------------------- policies */
 
+int ferry_sockmap_cgroup_id(const char *path, uint64_t *id,
+			    struct ferry_err *msg)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + 64];
+	} h;
+	char full[PATH_MAX];
+	struct statfs sfs;
+	struct stat st;
+	int fd, err, mnt;
+
+	if (!path || !path[0])
+		return ferry_fail(msg, -EINVAL, "cgroup: empty path");
+	if (snprintf(full, sizeof(full), "%s%s%s",
+		     path[0] == '/' ? "" : FERRY_SM_CGROUP_ROOT,
+		     path[0] == '/' ? "" : "/", path) >= (int)sizeof(full))
+		return ferry_fail(msg, -ENAMETOOLONG,
+				  "cgroup %s: path too long", path);
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return ferry_fail(msg, err, "cgroup %s: %s%s", full,
+				  strerror(-err),
+				  err == -ENOENT ? " (no such cgroup)" : "");
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return ferry_fail(msg, -EINVAL,
+				  "cgroup %s: not on a cgroup v2 mount", full);
+	}
+	/* The kernel's cgroup id is the kernfs node id: the file handle of
+	 * the directory, and on 64-bit hosts its inode number as well. */
+	h.fh.handle_bytes = sizeof(h.buf) - sizeof(h.fh);
+	if (!name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) &&
+	    h.fh.handle_bytes == sizeof(*id)) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+	} else if (!fstat(fd, &st)) {
+		*id = (uint64_t)st.st_ino;
+	} else {
+		err = -errno;
+		close(fd);
+		return ferry_fail(msg, err, "cgroup %s: %s", full,
+				  strerror(-err));
+	}
+	close(fd);
+	return 0;
+}
+
+/* How many policies name a cgroup: the BPF side looks cgroups up only
+ * while one does. */
+static void cg_policies_write(const struct ferry_sockmap *sm,
+			      struct sm_inst *in)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sm->n_policies; i++)
+		n += sm->policies[i].key.cgroup != 0;
+	in->skel->bss->cg_policies = n;
+}
+
 static int policies_write(const struct ferry_sockmap *sm,
 			  const struct sm_inst *in)
 {
@@ -606,6 +675,17 @@ static int policies_write(const struct ferry_sockmap *sm,
 			return -errno;
 	}
 	return 0;
+}
+
+/* "6379" or "6379 in cgroup /sys/fs/cgroup/x", for the log. */
+static void policy_text(const struct ferry_sm_policy_key *k, const char *cg,
+			char *buf, size_t len)
+{
+	char svc[64];
+
+	ferry_sockmap_service_text(k, svc, sizeof(svc));
+	snprintf(buf, len, "%s%s%s", svc, cg && cg[0] ? " in cgroup " : "",
+		 cg ? cg : "");
 }
 
 static int policy_find(const struct ferry_sockmap *sm,
@@ -623,12 +703,31 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 			     const struct ferry_sockmap_policy *p,
 			     struct ferry_err *msg)
 {
-	int i = policy_find(sm, &p->key), fd;
+	struct ferry_sm_policy_key key = p->key;
 	uint32_t d = (uint32_t)p->decision;
-	char svc[64];
+	char svc[64 + FERRY_SM_CGROUP_MAX];
+	uint64_t id;
+	int i, fd, rc;
 
 	if (p->decision < 0 || p->decision >= FERRY_SM__DECISIONS)
 		return ferry_fail(msg, -EINVAL, "policy: bad decision");
+	key.cgroup = 0;
+	if (p->cgroup) {
+		if (strlen(p->cgroup) >= FERRY_SM_CGROUP_MAX)
+			return ferry_fail(msg, -ENAMETOOLONG,
+					  "policy: cgroup path longer than %d",
+					  FERRY_SM_CGROUP_MAX - 1);
+		/* The saved config quotes it. */
+		if (strpbrk(p->cgroup, "\"\n"))
+			return ferry_fail(msg, -EINVAL,
+					  "policy: cgroup path with a double "
+					  "quote or a newline");
+		rc = ferry_sockmap_cgroup_id(p->cgroup, &id, msg);
+		if (rc)
+			return rc;
+		key.cgroup = id;
+	}
+	i = policy_find(sm, &key);
 	if (i < 0 && sm->n_policies == FERRY_SM_MAX_POLICIES)
 		return ferry_fail(msg, -ENOSPC,
 				  "policy: the table is full (%d services)",
@@ -636,7 +735,7 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 	/* New connections see it from here; established ones keep theirs. */
 	if (sm->cur) {
 		fd = bpf_map__fd(sm->cur->skel->maps.ferry_sm_policy);
-		if (bpf_map_update_elem(fd, &p->key, &d, BPF_ANY)) {
+		if (bpf_map_update_elem(fd, &key, &d, BPF_ANY)) {
 			int err = -errno;
 
 			return ferry_fail(msg, err, "policy: %s",
@@ -646,33 +745,75 @@ int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 	if (i < 0)
 		i = (int)sm->n_policies++;
 	sm->policies[i] = *p;
+	sm->policies[i].key = key;
+	sm->policies[i].cgroup = NULL;
+	snprintf(sm->cgroups[i], sizeof(sm->cgroups[i]), "%s",
+		 p->cgroup ? p->cgroup : "");
+	if (sm->cur)
+		cg_policies_write(sm, sm->cur);
 	/* Only a plain policy can't turn a service's connections redirected
 	 * (learn gives back what it learned, maybe redirect): a quiet
 	 * attachment would keep them plain. */
 	if (sm->cur && p->decision != FERRY_SM_D_PLAIN)
 		wake_up(sm->cur, "a policy");
-	ferry_sockmap_service_text(&p->key, svc, sizeof(svc));
+	policy_text(&key, p->cgroup, svc, sizeof(svc));
 	log_info("sockmap: policy %s %s", svc, decision_names[p->decision]);
 	return 0;
 }
 
+/* A policy by the service and cgroup given to `policy del`: the cgroup's
+ * id while it exists, else its path as it was given. */
+static int policy_find_del(const struct ferry_sockmap *sm,
+			   const struct ferry_sockmap_policy *p)
+{
+	struct ferry_sm_policy_key k = p->key;
+	struct ferry_err ignored;
+	uint64_t id;
+	unsigned j;
+	int i;
+
+	k.cgroup = 0;
+	if (!p->cgroup)
+		return policy_find(sm, &k);
+	if (!ferry_sockmap_cgroup_id(p->cgroup, &id, &ignored)) {
+		k.cgroup = id;
+		i = policy_find(sm, &k);
+		if (i >= 0)
+			return i;
+	}
+	for (j = 0; j < sm->n_policies; j++) {
+		k.cgroup = sm->policies[j].key.cgroup;
+		if (k.cgroup && !strcmp(sm->cgroups[j], p->cgroup) &&
+		    !memcmp(&sm->policies[j].key, &k, sizeof(k)))
+			return (int)j;
+	}
+	return -1;
+}
+
 int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
-			     const struct ferry_sm_policy_key *key,
+			     const struct ferry_sockmap_policy *p,
 			     struct ferry_err *msg)
 {
-	int i = policy_find(sm, key);
-	char svc[64];
+	int i = policy_find_del(sm, p);
+	char svc[64 + FERRY_SM_CGROUP_MAX];
+	unsigned after;
 
-	ferry_sockmap_service_text(key, svc, sizeof(svc));
+	policy_text(&p->key, p->cgroup, svc, sizeof(svc));
 	if (i < 0)
 		return ferry_fail(msg, -ENOENT, "policy: no policy for %s",
 				  svc);
 	if (sm->cur)
 		bpf_map_delete_elem(
-			bpf_map__fd(sm->cur->skel->maps.ferry_sm_policy), key);
+			bpf_map__fd(sm->cur->skel->maps.ferry_sm_policy),
+			&sm->policies[i].key);
+	after = sm->n_policies - (unsigned)i - 1;
 	memmove(&sm->policies[i], &sm->policies[i + 1],
-		(sm->n_policies - (unsigned)i - 1) * sizeof(sm->policies[0]));
+		after * sizeof(sm->policies[0]));
+	memmove(sm->cgroups[i], sm->cgroups[i + 1],
+		after * sizeof(sm->cgroups[0]));
 	sm->n_policies--;
+	if (sm->cur)
+		cg_policies_write(sm, sm->cur);
 	log_info("sockmap: policy %s removed", svc);
 	/* The service goes back to what it learned, maybe redirect. */
 	if (sm->cur)
@@ -686,24 +827,48 @@ int ferry_sockmap_policy_get(const struct ferry_sockmap *sm, unsigned i,
 	if (i >= sm->n_policies)
 		return -ENOENT;
 	*p = sm->policies[i];
+	p->cgroup = sm->cgroups[i][0] ? sm->cgroups[i] : NULL;
 	return 0;
 }
 
-/* The policy a service falls under: its address and port, else its port. */
-static const struct ferry_sockmap_policy *
-policy_of(const struct ferry_sockmap *sm, const struct ferry_sm_svc_key *k)
+/* The index of the policy a service falls under: its address and port,
+ * else its port, in its cgroup (a service has one only when a policy
+ * named it: bpf/ferry_sockmap.bpf.c's decide()); -1 for none. */
+static int policy_index(const struct ferry_sockmap *sm,
+			const struct ferry_sm_svc_key *k)
 {
-	struct ferry_sm_policy_key pk = {.port = k->port, .family = k->family};
+	struct ferry_sm_policy_key pk = {
+		.cgroup = k->cgroup, .port = k->port, .family = k->family};
 	int i;
 
 	memcpy(pk.addr, k->addr, sizeof(pk.addr));
 	i = policy_find(sm, &pk);
 	if (i < 0) {
 		memset(&pk, 0, sizeof(pk));
+		pk.cgroup = k->cgroup;
 		pk.port = k->port;
 		i = policy_find(sm, &pk);
 	}
+	return i;
+}
+
+static const struct ferry_sockmap_policy *
+policy_of(const struct ferry_sockmap *sm, const struct ferry_sm_svc_key *k)
+{
+	int i = policy_index(sm, k);
+
 	return i < 0 ? NULL : &sm->policies[i];
+}
+
+/* A cgroup's path as a policy gave it, NULL when none does any more. */
+static const char *cgroup_path(const struct ferry_sockmap *sm, uint64_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < sm->n_policies; i++)
+		if (sm->policies[i].key.cgroup == id && sm->cgroups[i][0])
+			return sm->cgroups[i];
+	return NULL;
 }
 
 static json_t *policies_json(const struct ferry_sockmap *sm)
@@ -712,15 +877,153 @@ static json_t *policies_json(const struct ferry_sockmap *sm)
 	char svc[64];
 	unsigned i;
 
+	json_t *row;
+
 	for (i = 0; arr && i < sm->n_policies; i++) {
 		ferry_sockmap_service_text(&sm->policies[i].key, svc,
 					   sizeof(svc));
-		json_array_append_new(
-			arr,
-			json_pack("{s:s, s:s}", "service", svc, "decision",
-				  decision_names[sm->policies[i].decision]));
+		row = json_pack("{s:s, s:s}", "service", svc, "decision",
+				decision_names[sm->policies[i].decision]);
+		if (row && sm->policies[i].key.cgroup) {
+			json_object_set_new(row, "cgroup",
+					    json_string(sm->cgroups[i]));
+			json_object_set_new(
+				row, "cgroup_id",
+				json_integer((json_int_t)sm->policies[i]
+						     .key.cgroup));
+		}
+		json_array_append_new(arr, row);
 	}
 	return arr;
+}
+
+/* ---------------------------------------------------------- listeners */
+
+static bool ports_match(const struct ferry_sockmap_params *p, uint16_t port)
+{
+	unsigned i;
+
+	if (!p->n_ranges)
+		return true;
+	for (i = 0; i < p->n_ranges; i++)
+		if (port >= p->ranges[i].lo && port <= p->ranges[i].hi)
+			return true;
+	return false;
+}
+
+/* One listener of a sock_diag reply into ferry_sm_listeners, keyed as
+ * the BPF side's listener_key() does; 1 when it was added. */
+static int listener_seed_one(int map_fd, uint64_t netns,
+			     const struct ferry_sockmap_params *p,
+			     const struct nlmsghdr *h)
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct ferry_sm_svc_key k = {0};
+	int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+	const struct rtattr *a = (const void *)(m + 1);
+	__u64 cg = 0;
+
+	if (len < 0)
+		return 0;
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == INET_DIAG_CGROUP_ID &&
+		    RTA_PAYLOAD(a) >= sizeof(cg))
+			memcpy(&cg, RTA_DATA(a), sizeof(cg));
+	k.port = ntohs(m->id.idiag_sport);
+	if (!cg || !ports_match(p, k.port))
+		return 0;
+	k.netns = netns;
+	k.family = m->idiag_family == AF_INET ? 4 : 6;
+	memcpy(k.addr, m->id.idiag_src, sizeof(k.addr));
+	if (k.family == 4) {
+		k.addr[1] = k.addr[2] = k.addr[3] = 0;
+	} else if (!memcmp(k.addr, v4mapped, sizeof(v4mapped))) {
+		k.family = 4;
+		k.addr[0] = k.addr[3];
+		k.addr[1] = k.addr[2] = k.addr[3] = 0;
+	}
+	/* One listen() made since the attach knows better. */
+	return bpf_map_update_elem(map_fd, &k, &cg, BPF_NOEXIST) == 0;
+}
+
+/*
+ * The TCP listeners already there when an attachment starts, with their
+ * cgroups, from sock_diag: the BPF side records listeners at listen(),
+ * which those went through before its program was attached, and without
+ * them their clients could not find the server's cgroup (after a restart
+ * of ferryd, every server's). Only ferryd's own network namespace can be
+ * asked so; listeners of other namespaces are learnt at their next
+ * listen(). Such an entry is not removed when its listener closes (that
+ * needs the listener's close callback, set at listen()): a later listen()
+ * on the same address and port replaces it. The number added, or -errno.
+ */
+static int listeners_seed(const struct sm_inst *in,
+			  const struct ferry_sockmap_params *p)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	int map_fd = bpf_map__fd(in->skel->maps.ferry_sm_listeners);
+	socklen_t nl = sizeof(uint64_t);
+	uint64_t netns;
+	char buf[16384];
+	int fd, err = 0, n = 0;
+	unsigned f;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &nl)) {
+		err = -errno;
+		goto out_sock;
+	}
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		struct {
+			struct nlmsghdr h;
+			struct inet_diag_req_v2 r;
+		} req = {
+			.h = {.nlmsg_len = sizeof(req),
+			      .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+			.r = {.sdiag_family = (__u8)families[f],
+			      .sdiag_protocol = IPPROTO_TCP,
+			      .idiag_states = 1u << 10 /* TCP_LISTEN */},
+		};
+		bool done = false;
+
+		if (send(fd, &req, sizeof(req), 0) < 0) {
+			err = -errno;
+			goto out_sock;
+		}
+		while (!done) {
+			ssize_t got = recv(fd, buf, sizeof(buf), 0);
+			const struct nlmsghdr *h = (const void *)buf;
+			int left = (int)got;
+
+			if (got < 0) {
+				err = -errno;
+				goto out_sock;
+			}
+			if (!got)
+				break;
+			for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+				if (h->nlmsg_type == NLMSG_DONE) {
+					done = true;
+					break;
+				}
+				if (h->nlmsg_type == NLMSG_ERROR) {
+					const struct nlmsgerr *e =
+						NLMSG_DATA(h);
+
+					err = e->error ? e->error : -EIO;
+					goto out_sock;
+				}
+				n += listener_seed_one(map_fd, netns, p, h);
+			}
+		}
+	}
+out_sock:
+	close(fd);
+	return err ? err : n;
 }
 
 /* ------------------------------------------------------ quiet periods */
@@ -922,6 +1225,7 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 			   strerror(-err));
 		goto err_inst;
 	}
+	cg_policies_write(sm, in);
 	in->sockops_link = bpf_program__attach_cgroup(
 		in->skel->progs.ferry_sm_sockops, cgfd);
 	if (!in->sockops_link) {
@@ -934,6 +1238,18 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 	log_info("sockmap: attached to %s, ports %s, verdict %s, default %s",
 		 in->cgroup, in->ports[0] ? in->ports : "any",
 		 mode_names[in->mode], decision_names[in->dflt]);
+	/* After the hook: a listen() from here on is recorded by it. Not
+	 * fatal: only cgroup policies need it, for servers already there. */
+	err = listeners_seed(in, p);
+	if (err < 0)
+		log_warn("sockmap: cannot list the TCP listeners already there "
+			 "(sock_diag: %s): policies by cgroup apply to servers "
+			 "that listen from now on",
+			 strerror(-err));
+	else if (err > 0)
+		log_info("sockmap: %d TCP listeners already there, with their "
+			 "cgroups",
+			 err);
 	return 0;
 err_inst:
 	inst_free(in);
@@ -1088,7 +1404,8 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 	const struct ferry_sm_rule rule = sm_rule(in);
 	uint32_t d = v->decision, reason = v->reason;
 	double mean = 0, turns_kb = 0;
-	json_t *counters;
+	json_t *counters, *o;
+	const char *cg;
 	char svc[64];
 
 	memcpy(pk.addr, k->addr, sizeof(pk.addr));
@@ -1112,20 +1429,30 @@ static json_t *service_json(const struct ferry_sockmap *sm,
 				    json_integer((json_int_t)v->name));
 	FERRY_SM_SVC_COUNTERS(FERRY_SM_SVC_JSON)
 #undef FERRY_SM_SVC_JSON
-	return json_pack(
-		"{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:s, "
-		"s:I, s:f, s:f}, s:o*}",
-		"service", svc, "netns", (json_int_t)k->netns, "decision",
-		ferry_sockmap_decision_name((int)d), "reason",
-		reason_name(reason), "learned",
-		ferry_sockmap_decision_name((int)v->decision), "pinned",
-		pol && pol->decision != FERRY_SM_D_LEARN, "evidence", "samples",
-		(json_int_t)v->samples, "writes", (json_int_t)v->ev_writes,
-		"shape", shape_names[ferry_sm_shape_of(v, &rule)],
-		"learn_samples", (json_int_t)rule.learn_samples, "mean_write",
-		(double)(int64_t)(mean + 0.5), "turns_per_kb",
-		(double)(int64_t)(turns_kb * 100 + 0.5) / 100, "counters",
-		counters);
+	o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:b, s:{s:I, s:I, s:s, "
+		      "s:I, s:f, s:f}, s:o*}",
+		      "service", svc, "netns", (json_int_t)k->netns, "decision",
+		      ferry_sockmap_decision_name((int)d), "reason",
+		      reason_name(reason), "learned",
+		      ferry_sockmap_decision_name((int)v->decision), "pinned",
+		      pol && pol->decision != FERRY_SM_D_LEARN, "evidence",
+		      "samples", (json_int_t)v->samples, "writes",
+		      (json_int_t)v->ev_writes, "shape",
+		      shape_names[ferry_sm_shape_of(v, &rule)], "learn_samples",
+		      (json_int_t)rule.learn_samples, "mean_write",
+		      (double)(int64_t)(mean + 0.5), "turns_per_kb",
+		      (double)(int64_t)(turns_kb * 100 + 0.5) / 100, "counters",
+		      counters);
+	/* Kept apart from the same port in other cgroups: say which. The
+	 * path is the policy's; the id alone once no policy names it. */
+	if (o && k->cgroup) {
+		cg = cgroup_path(sm, k->cgroup);
+		json_object_set_new(o, "cgroup",
+				    cg ? json_string(cg) : json_null());
+		json_object_set_new(o, "cgroup_id",
+				    json_integer((json_int_t)k->cgroup));
+	}
+	return o;
 }
 
 static json_t *services_json(const struct ferry_sockmap *sm,
@@ -1154,7 +1481,7 @@ static json_t *inst_json(const struct sm_inst *in)
 
 	return json_pack(
 		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:b, s:i, "
-		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
 		mode_names[in->mode], "default", decision_names[in->dflt],
@@ -1168,7 +1495,8 @@ static json_t *inst_json(const struct sm_inst *in)
 		(json_int_t)b->no_svc_slot, "decided_redirect",
 		(json_int_t)b->decided_redirect, "decided_plain",
 		(json_int_t)b->decided_plain, "quiet_plain",
-		(json_int_t)b->quiet_plain, "flows", flows_json(in));
+		(json_int_t)b->quiet_plain, "cg_missed",
+		(json_int_t)b->cg_missed, "flows", flows_json(in));
 }
 
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm)

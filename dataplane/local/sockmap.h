@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ferry_abi.h"
 #include "ferry_err.h"
@@ -40,14 +41,23 @@ struct ferry_sockmap_params {
 	struct ferry_sm_rule rule; /* the learning rule's thresholds */
 };
 
+/* Where a relative cgroup path starts. */
+#define FERRY_SM_CGROUP_ROOT "/sys/fs/cgroup"
+/* The longest cgroup path a policy keeps (as given). */
+#define FERRY_SM_CGROUP_MAX 256
+
 /*
- * A pinned service: `sockmap policy add SERVICE DECISION`. The key's family
- * 0 means every address of the port. Policies outlive attachments: they are
- * the daemon's, written into each attachment's map.
+ * A pinned service: `sockmap policy add dst SERVICE DECISION [cgroup PATH]`.
+ * The key's family 0 means every address of the port. With a cgroup, the
+ * policy applies to connections whose server socket is in that cgroup,
+ * and key.cgroup is its id, filled in by ferry_sockmap_policy_add (what
+ * the caller puts there is ignored). Policies outlive attachments: they
+ * are the daemon's, written into each attachment's map.
  */
 struct ferry_sockmap_policy {
 	struct ferry_sm_policy_key key;
-	int decision; /* enum ferry_sm_decision; learn undoes a default */
+	int decision;	    /* enum ferry_sm_decision; learn undoes a default */
+	const char *cgroup; /* as given, or NULL: every cgroup */
 };
 
 struct ferry_sockmap *ferry_sockmap_create(void);
@@ -70,11 +80,13 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 int ferry_sockmap_policy_add(struct ferry_sockmap *sm,
 			     const struct ferry_sockmap_policy *p,
 			     struct ferry_err *msg);
-/* -ENOENT when the service has no policy. */
+/* -ENOENT when the service has no policy; p->decision is not looked at. A
+ * cgroup is found by its id, or by its path as given when it is gone. */
 int ferry_sockmap_policy_del(struct ferry_sockmap *sm,
-			     const struct ferry_sm_policy_key *key,
+			     const struct ferry_sockmap_policy *p,
 			     struct ferry_err *msg);
-/* The i-th policy, in the order added; -ENOENT past the last. */
+/* The i-th policy, in the order added (cgroup points into sm); -ENOENT
+ * past the last. */
 int ferry_sockmap_policy_get(const struct ferry_sockmap *sm, unsigned i,
 			     struct ferry_sockmap_policy *p);
 
@@ -83,6 +95,14 @@ int ferry_sockmap_service_parse(const char *s, struct ferry_sm_policy_key *k,
 				struct ferry_err *msg);
 void ferry_sockmap_service_text(const struct ferry_sm_policy_key *k, char *buf,
 				size_t len);
+/*
+ * The id of a cgroup v2 directory (absolute, or relative to
+ * FERRY_SM_CGROUP_ROOT): the kernel's cgroup id, which is the directory's
+ * inode number. -ENOENT (and others from open) when there is no such
+ * directory, -EINVAL when it is not on a cgroup2 mount.
+ */
+int ferry_sockmap_cgroup_id(const char *path, uint64_t *id,
+			    struct ferry_err *msg);
 /* enum ferry_sm_decision by name; -EINVAL. */
 int ferry_sockmap_decision_parse(const char *s, int *decision);
 const char *ferry_sockmap_decision_name(int decision);

@@ -412,11 +412,12 @@ static void test_usage_from_rows(void **state)
 		 "[default learn|plain|redirect] [warmup N] [rr-max BYTES] "
 		 "[min-write BYTES]");
 	usage_is("sockmap policy add dst",
-		 "PORT|ADDR:PORT learn|plain|redirect");
-	usage_is("sockmap policy del dst", "PORT|ADDR:PORT");
+		 "PORT|ADDR:PORT learn|plain|redirect [cgroup PATH]");
+	usage_is("sockmap policy del dst", "PORT|ADDR:PORT [cgroup PATH]");
 	/* The form of configs saved before `dst`. */
-	usage_is("sockmap policy add", "PORT|ADDR:PORT learn|plain|redirect");
-	usage_is("sockmap policy del", "PORT|ADDR:PORT");
+	usage_is("sockmap policy add",
+		 "PORT|ADDR:PORT learn|plain|redirect [cgroup PATH]");
+	usage_is("sockmap policy del", "PORT|ADDR:PORT [cgroup PATH]");
 	usage_is("stats", "[port NAME] [worker N]");
 	/* ferryctl's local table says the same from a string. */
 	usage_is("host check", HOST_CHECK_ARGS);

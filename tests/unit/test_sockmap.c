@@ -4,7 +4,9 @@
  * verdict modes) and `sockmap policy` (services, decisions), from tables of
  * cases: what is accepted, as what, and what is refused with which error;
  * the learning rule (ferry_abi.h) on the evidence of typical services; and
- * the policy table of a detached sockmap object.
+ * the policy table of a detached sockmap object; cgroup paths resolved to
+ * ids, and policies by cgroup (on the host's cgroup2 mount: a child made
+ * and removed here; its absence fails under CI=true).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +15,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <mntent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sockmap.h"
 
@@ -276,11 +282,154 @@ static void test_policies(void **state)
 	}
 	p.key.port = 9;
 	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), -ENOSPC);
-	assert_int_equal(ferry_sockmap_policy_del(sm, &p.key, &msg), -ENOENT);
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p, &msg), -ENOENT);
 	p.key.port = 6379;
-	assert_int_equal(ferry_sockmap_policy_del(sm, &p.key, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p, &msg), 0);
 	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), 0);
 	assert_int_equal(got.key.port, 10001);
+	ferry_sockmap_destroy(sm);
+}
+
+/* Paths that are no cgroup are refused, each with its reason. */
+static void test_cgroup_refused(void **state)
+{
+	struct ferry_sockmap *sm = ferry_sockmap_create();
+	struct ferry_sockmap_policy p = {0};
+	struct ferry_err msg;
+	uint64_t id;
+
+	(void)state;
+	assert_non_null(sm);
+	assert_int_equal(
+		ferry_sockmap_cgroup_id("/nonexistent-ferry-cg", &id, &msg),
+		-ENOENT);
+	assert_non_null(strstr(msg.msg, "no such cgroup"));
+	/* Relative: under /sys/fs/cgroup, said in the message. */
+	assert_int_equal(
+		ferry_sockmap_cgroup_id("nonexistent-ferry-cg", &id, &msg),
+		-ENOENT);
+	assert_non_null(
+		strstr(msg.msg, FERRY_SM_CGROUP_ROOT "/nonexistent-ferry-cg"));
+	assert_int_equal(ferry_sockmap_cgroup_id("/proc", &id, &msg), -EINVAL);
+	assert_non_null(strstr(msg.msg, "not on a cgroup v2 mount"));
+	assert_int_equal(ferry_sockmap_cgroup_id("", &id, &msg), -EINVAL);
+	/* A policy with such a cgroup is not added. */
+	assert_int_equal(ferry_sockmap_service_parse("6379", &p.key, &msg), 0);
+	p.decision = FERRY_SM_D_REDIRECT;
+	p.cgroup = "/proc";
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), -EINVAL);
+	p.cgroup = "/sys/fs/cgroup/a\"b";
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), -EINVAL);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &p), -ENOENT);
+	ferry_sockmap_destroy(sm);
+}
+
+/* The first cgroup2 mount of the host, or NULL. */
+static const char *cgroup2_mount(char *buf, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *m;
+	const char *found = NULL;
+
+	if (!f)
+		return NULL;
+	while ((m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(buf, len, "%s", m->mnt_dir);
+			found = buf;
+			break;
+		}
+	endmntent(f);
+	return found;
+}
+
+/* A child cgroup for the test, its path in *state; "" when none could be
+ * made (the test then fails under CI=true, else skips). */
+static int cg_setup(void **state)
+{
+	char mnt[256], *dir = calloc(1, 512);
+
+	if (!dir)
+		return -1;
+	if (cgroup2_mount(mnt, sizeof(mnt))) {
+		snprintf(dir, 512, "%s/ferry-unit-%d", mnt, (int)getpid());
+		if (mkdir(dir, 0755))
+			dir[0] = 0;
+	}
+	*state = dir;
+	return 0;
+}
+
+/* Removes what the test left, failed asserts included. */
+static int cg_teardown(void **state)
+{
+	char *dir = *state;
+
+	if (dir[0])
+		rmdir(dir);
+	free(dir);
+	return 0;
+}
+
+/*
+ * A real cgroup: its id is its inode; a policy by cgroup is another row
+ * than the same service without one, shows its path, and is removed by
+ * its path even once the cgroup is gone.
+ */
+static void test_cgroup_policies(void **state)
+{
+	const char *dir = *state, *ci = getenv("CI");
+	struct ferry_sockmap *sm;
+	struct ferry_sockmap_policy p = {0}, got;
+	struct ferry_err msg;
+	struct stat st;
+	uint64_t id;
+
+	if (!dir[0]) {
+		if (ci && !strcmp(ci, "true"))
+			fail_msg("no cgroup2 mount to make a child cgroup in");
+		skip();
+	}
+	sm = ferry_sockmap_create();
+	assert_non_null(sm);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(ferry_sockmap_cgroup_id(dir, &id, &msg), 0);
+	assert_true(id == (uint64_t)st.st_ino);
+
+	assert_int_equal(ferry_sockmap_service_parse("6379", &p.key, &msg), 0);
+	p.decision = FERRY_SM_D_PLAIN;
+	p.key.cgroup = 12345; /* ignored without a cgroup */
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	p.decision = FERRY_SM_D_REDIRECT;
+	p.cgroup = dir;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), 0);
+	assert_true(got.key.cgroup == 0);
+	assert_null(got.cgroup);
+	assert_int_equal(got.decision, FERRY_SM_D_PLAIN);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 1, &got), 0);
+	assert_true(got.key.cgroup == id);
+	assert_string_equal(got.cgroup, dir);
+	assert_int_equal(got.decision, FERRY_SM_D_REDIRECT);
+	/* The same service and cgroup again: replaced, not added. */
+	p.decision = FERRY_SM_D_LEARN;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 2, &got), -ENOENT);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 1, &got), 0);
+	assert_int_equal(got.decision, FERRY_SM_D_LEARN);
+
+	/* del without the cgroup takes the row without one. */
+	p.cgroup = NULL;
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), 0);
+	assert_true(got.key.cgroup == id);
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p, &msg), -ENOENT);
+	/* The cgroup gone, its policy is still removed by its path. */
+	assert_int_equal(rmdir(dir), 0);
+	p.cgroup = dir;
+	assert_int_equal(ferry_sockmap_policy_add(sm, &p, &msg), -ENOENT);
+	assert_int_equal(ferry_sockmap_policy_del(sm, &p, &msg), 0);
+	assert_int_equal(ferry_sockmap_policy_get(sm, 0, &got), -ENOENT);
 	ferry_sockmap_destroy(sm);
 }
 
@@ -293,6 +442,9 @@ int main(void)
 		cmocka_unit_test(test_decisions),
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_policies),
+		cmocka_unit_test(test_cgroup_refused),
+		cmocka_unit_test_setup_teardown(test_cgroup_policies, cg_setup,
+						cg_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
