@@ -33,6 +33,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/sockmap.sh
+. "$(dirname "$0")/../lib/sockmap.sh"
 
 [[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
 
@@ -96,14 +98,7 @@ dir() {
 # stream ADDR CGROUP TAG: a server on ADDR:7301 in CGROUP, one client in
 # the attached cgroup, N bytes in 1 KiB writes, verified by the server.
 stream() {
-	local addr=$1 cg=$2 tag=$3 cli rc=0
-	tb_tcpx_server h "$addr:$P" "$TB_RUN/srv-$tag.json" --cgroup "$cg" ||
-		tb_die "tcpx server on $addr:$P did not start"
-	cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "$addr:$P" -n "$N" -m 1024) || rc=$?
-	wait "$TB_TCPX_PID" || rc=$?
-	assert_eq "$tag: exit codes" 0 "$rc"
-	assert_json '"\(.ok) \(.bytes)"' "true $N" "$(cat "$TB_RUN/srv-$tag.json")"
-	assert_json .bytes "$N" "$cli"
+	sm_stream "$1" "$P" "$N" "$2" "$3"
 }
 
 # ---- refused ----

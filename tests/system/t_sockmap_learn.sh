@@ -28,6 +28,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/sockmap.sh
+. "$(dirname "$0")/../lib/sockmap.sh"
 
 [[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
 
@@ -65,14 +67,7 @@ dir() {
 
 # stream PORT BYTES: one 1 KiB-write transfer, verified by the server.
 stream() {
-	local port=$1 bytes=$2 cli rc=0
-	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/st-$port.json" --cgroup "$CG" ||
-		tb_die "tcpx server on $port did not start"
-	cli=$(tb_cg_exec h "$CG" "$TCPX" client -d "127.0.0.1:$port" -n "$bytes" -m 1024) || rc=$?
-	wait "$TB_TCPX_PID" || rc=$?
-	assert_eq "stream $port $bytes B: exit codes" 0 "$rc"
-	assert_json '"\(.ok) \(.bytes)"' "true $bytes" "$(cat "$TB_RUN/st-$port.json")"
-	assert_json .bytes "$bytes" "$cli"
+	sm_stream 127.0.0.1 "$1" "$2" "$CG" "stream $1 $2 B"
 }
 
 # rr_server PORT OUT ARGS...: a request/response server in the cgroup; its

@@ -32,18 +32,8 @@ modprobe pktgen || {
 	bad "modprobe pktgen"
 	exit 1
 }
-pg() { echo "$2" >"/proc/net/pktgen/$1"; }
-pg kpktgend_0 rem_device_all
-pg kpktgend_0 "add_device $N1"
-pg "$N1" "count 0"
-pg "$N1" "pkt_size 60"
-pg "$N1" "dst_mac 02:00:00:00:00:99"
-pg "$N1" "dst 10.99.0.2"
-pg "$N1" "src_min 10.99.0.1"
-pg "$N1" "src_max 10.99.0.1"
-pg "$N1" "queue_map_min 0"
-pg "$N1" "queue_map_max 0"
-pg "$N1" "burst 32"
+# pktgen on CPU 0 (the worker is on CPU 1), from NIC1 (wired to NIC0).
+pktgen_on "$N1"
 for mode in zc copy; do
 	out=/run/cg.$mode
 	valgrind --tool=callgrind --toggle-collect=ferry_worker_poll_once \

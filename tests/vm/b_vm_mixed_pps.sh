@@ -29,21 +29,8 @@ ip link set vm0 up
 ip link set vm1 up
 ferryd_up
 ctl workers 1 >/dev/null
-pg() { echo "$2" >"/proc/net/pktgen/$1"; }
-# pktgen on CPU 0 (the worker is on CPU 1), NIC1's queue 0, frames to a
-# MAC no one has: the wire carries them, ferry forwards them, the far end
-# drops them.
-pg kpktgend_0 rem_device_all
-pg kpktgend_0 "add_device $N1"
-pg "$N1" "count 0"
-pg "$N1" "pkt_size 60"
-pg "$N1" "dst_mac 02:00:00:00:00:99"
-pg "$N1" "dst 10.99.0.2"
-pg "$N1" "src_min 10.99.0.1"
-pg "$N1" "src_max 10.99.0.1"
-pg "$N1" "queue_map_min 0"
-pg "$N1" "queue_map_max 0"
-pg "$N1" "burst 32"
+# pktgen on CPU 0 (the worker is on CPU 1), from NIC1 (wired to NIC0).
+pktgen_on "$N1"
 round() { # LABEL
 	local t0 t1 s0 s1
 	sleep 1

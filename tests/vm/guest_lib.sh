@@ -202,3 +202,19 @@ xsk_checks() {
 	no_xsk=$(jq '[.data.ports[] | .xdp.pass_no_xsk] | add' <<<"$st")
 	if ((no_xsk == 0)); then ok "no frame on a queue without a socket"; else bad "pass_no_xsk $no_xsk"; fi
 }
+
+# pktgen_on DEV: the kernel's pktgen (module loaded) on kpktgend_0 set to
+# send 60-byte UDP frames from DEV's queue 0 in bursts of 32, without end
+# (count 0), to a MAC no one has: the wire carries them, whatever is
+# forwarded drops at the far end. `echo start >/proc/net/pktgen/pgctrl`
+# runs it (blocking), `echo stop` ends it.
+pktgen_on() {
+	local dev=$1 kv
+	echo rem_device_all >/proc/net/pktgen/kpktgend_0
+	echo "add_device $dev" >/proc/net/pktgen/kpktgend_0
+	for kv in "count 0" "pkt_size 60" "dst_mac 02:00:00:00:00:99" "dst 10.99.0.2" \
+		"src_min 10.99.0.1" "src_max 10.99.0.1" "queue_map_min 0" "queue_map_max 0" \
+		"burst 32"; do
+		echo "$kv" >"/proc/net/pktgen/$dev"
+	done
+}
