@@ -603,6 +603,19 @@ tb_std3_mtu() {
 	done
 }
 
+# tb_err NAME CODE ARGS...: a command to ferryd NAME that must fail with
+# error code CODE (exit 1, ok false); asserted (assert.sh), the message
+# printed and left in ERR_MSG.
+tb_err() {
+	local name=$1 code=$2 out rc=0
+	shift 2
+	out=$(tb_ctlj "$name" "$@" 2>&1) || rc=$?
+	assert_eq "$* -> exit, error code" "1 false $code" \
+		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
+	ERR_MSG=$(jq -r .error.message <<<"$out" 2>/dev/null || echo "$out")
+	echo "    message: $ERR_MSG"
+}
+
 # tb_do NAME ARGS...: a command that must succeed; prints the reply when it
 # does not and returns 1. The JSON reply goes to stdout.
 tb_do() {

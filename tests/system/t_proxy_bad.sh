@@ -24,12 +24,7 @@ tb_init
 px_setup
 
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj px "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
-	echo "    message: $(jq -r .error.message <<<"$out" 2>/dev/null)"
+	tb_err px "$@"
 }
 L="$PX_PX4:8000"
 B="$PX_SRV4:9000"

@@ -68,12 +68,7 @@ N=16000000
 
 # err CODE ARGS...: the command fails with CODE; its message in ERR_MSG.
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj $D "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
-	ERR_MSG=$(jq -r .error.message <<<"$out" 2>/dev/null || echo "$out")
+	tb_err "$D" "$@"
 }
 
 # svc ADDR CGROUP FIELD: a field of the row of service ADDR:7301 in

@@ -38,12 +38,7 @@ tb_ferryd h dut
 
 # err CODE ARGS...: the command fails with CODE, and nothing is attached.
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj dut "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
-	echo "    message: $(jq -r .error.message <<<"$out" 2>/dev/null)"
+	tb_err dut "$@"
 }
 
 # Programs attached to the test's cgroup (bpftool, host side).

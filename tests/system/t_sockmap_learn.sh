@@ -44,11 +44,7 @@ RR=7102 # request/response
 
 # err CODE ARGS...: the command fails with CODE.
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj $D "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
+	tb_err "$D" "$@"
 }
 
 # svc PORT FIELD: a field of the service row of 127.0.0.1:PORT.

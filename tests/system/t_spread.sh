@@ -34,12 +34,7 @@ tb_ferryd dut dut
 tb_do dut workers 0-1 idle poll >/dev/null
 
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj dut "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
-	echo "    message: $(jq -r .error.message <<<"$out" 2>/dev/null)"
+	tb_err dut "$@"
 }
 
 # ---- bad input ----

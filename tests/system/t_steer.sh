@@ -75,12 +75,7 @@ wait_udp() {
 
 # ---- bad rules ----
 err() {
-	local code=$1 out rc=0
-	shift
-	out=$(tb_ctlj dut "$@" 2>&1) || rc=$?
-	assert_eq "$* -> exit, error code" "1 false $code" \
-		"$rc $(jq -r '"\(.ok) \(.error.code)"' <<<"$out" 2>/dev/null || echo "$out")"
-	echo "    message: $(jq -r .error.message <<<"$out" 2>/dev/null)"
+	tb_err dut "$@"
 }
 err ENOENT steer add r port nosuch match to cpus 0
 err EINVAL steer add r port p0 match to cpus 0,9
