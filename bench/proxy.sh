@@ -253,7 +253,7 @@ for ((r = 0; r < RUNS; r++)); do
 		row_tests "$row"
 		case $row in
 		ferry*)
-			tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {mode, flows_relay, flows_splice, bytes_relayed, holds, bytes_copied, max_queued, coalesced, aborted}' |
+			tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {mode, flows_relay, flows_splice, bytes_relayed, flows_piped, bytes_piped, holds, bytes_copied, max_queued, coalesced, aborted}' |
 				sed "s/^/  $row counters: /" >&2
 			tb_do px proxy del b >/dev/null
 			;;
