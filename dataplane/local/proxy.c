@@ -132,6 +132,7 @@ struct listener {
 	uint64_t limit;
 	uint32_t coalesce;
 	uint32_t mode;
+	uint32_t pipe; /* enum ferry_proxy_pipe */
 	int fd;
 	/* Totals; flows that ended add their bytes here. */
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
@@ -177,7 +178,7 @@ struct flow {
 	 * it, the bytes moved through it. */
 	int pipe[2][2];
 	uint32_t pipe_cap, pipe_len[2];
-	bool piping[2], piped_once;
+	bool pipe_off, piping[2], piped_once;
 	uint64_t piped[2];
 };
 
@@ -701,6 +702,8 @@ static bool pipe_open(struct flow *fl, int s)
 
 	if (fl->pipe[s][0] >= 0)
 		return true;
+	if (fl->pipe_off)
+		return false;
 	if (pipe2(fl->pipe[s], O_NONBLOCK | O_CLOEXEC)) {
 		fl->pipe[s][0] = fl->pipe[s][1] = -1;
 		return false;
@@ -940,6 +943,7 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 		fl->owner = (int)li;
 		fl->limit = l->limit;
 		fl->coalesce = l->coalesce;
+		fl->pipe_off = l->pipe == FERRY_PROXY_PIPE_OFF;
 		fl->peer = peer;
 		fl->mode = l->mode == FERRY_PROXY_MODE_SPLICE
 				   ? FERRY_PROXY_MODE_SPLICE
@@ -1409,6 +1413,10 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 		rc = ferry_fail(msg, -EINVAL, "bad proxy mode %u", pp->mode);
 		goto out;
 	}
+	if (pp->pipe > FERRY_PROXY_PIPE_OFF) {
+		rc = ferry_fail(msg, -EINVAL, "bad proxy pipe %u", pp->pipe);
+		goto out;
+	}
 	if (!px->skel && pp->mode == FERRY_PROXY_MODE_SPLICE) {
 		rc = bpf_load(px, msg);
 		if (rc)
@@ -1426,6 +1434,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 	l->limit = pp->limit;
 	l->coalesce = pp->coalesce;
 	l->mode = pp->mode;
+	l->pipe = pp->pipe;
 	l->fd = fd;
 	l->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 	rc = ep_add(px, fd, tok(TOK_LISTEN, (uint32_t)(l - px->ls), l->gen));
@@ -1585,6 +1594,9 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		(json_int_t)coalesced, "last_abort",
 		l->last_abort[0] ? l->last_abort : NULL, "flows", flows);
 	json_object_set_new(o, "mode", json_string(mode_names[l->mode]));
+	json_object_set_new(
+		o, "pipe",
+		json_string(l->pipe == FERRY_PROXY_PIPE_OFF ? "off" : "auto"));
 	json_object_set_new(o, "flows_relay",
 			    json_integer((json_int_t)l->flows_relay));
 	json_object_set_new(o, "flows_splice",
@@ -1660,6 +1672,7 @@ int ferry_proxy_get(struct ferry_proxy *px, int i,
 			.limit = l->limit,
 			.coalesce = l->coalesce,
 			.mode = l->mode,
+			.pipe = l->pipe,
 		};
 		rc = 0;
 		break;

@@ -70,6 +70,12 @@ enum ferry_proxy_mode {
 	FERRY_PROXY_MODE_SPLICE,
 };
 
+/* Whether a relayed direction that streams moves through a pipe. */
+enum ferry_proxy_pipe {
+	FERRY_PROXY_PIPE_AUTO = 0,
+	FERRY_PROXY_PIPE_OFF,
+};
+
 struct ferry_proxy_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -83,6 +89,7 @@ struct ferry_proxy_params {
 	/* SO_RCVLOWAT while a direction streams small segments; 0: never */
 	uint32_t coalesce;
 	uint32_t mode; /* enum ferry_proxy_mode */
+	uint32_t pipe; /* enum ferry_proxy_pipe */
 };
 
 /* Starts the proxy thread; the BPF object is loaded at the first add. */

@@ -10,8 +10,9 @@
 # PX_MODE (default auto; t_proxy_exact_splice.sh: splice) is the proxies'
 # mode. auto and relay: every flow is relayed (flows_relay, bytes_relayed);
 # a direction that streams moves through a pipe: each 1 MiB-write flow
-# must have (flows_piped, bytes_piped), the 1 B one and a request/response
-# flow (200 echoed 100-byte requests) must not.
+# of the IPv4 proxy must have (flows_piped, bytes_piped), the 1 B one and a
+# request/response flow (200 echoed 100-byte requests) must not; the IPv6
+# proxy has `pipe off`: none of its flows may.
 # splice: the IPv4 proxy coalesces small segments (the default), the IPv6
 # one does not (coalesce 0): the IPv4 one must have raised a socket's mark
 # at 1 B and 64 B, the IPv6 one never.
@@ -33,11 +34,17 @@ if [[ $MODE == auto ]]; then
 else
 	tb_do px proxy add v4 listen "$PX_PX4:8000" backend "$PX_SRV4:9000" mode "$MODE" >/dev/null
 fi
-tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 coalesce 0 mode "$MODE" >/dev/null
+V6PIPE=
+[[ $MODE != splice ]] && V6PIPE=" pipe off"
+# shellcheck disable=SC2086 # V6PIPE is words
+tb_do px proxy add v6 listen "[$PX_PX6]:8000" backend "[$PX_SRV6]:9000" limit 1048576 coalesce 0 mode "$MODE" $V6PIPE >/dev/null
 conf=$(tb_ctlj px show config | jq -r .data)
-assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304 coalesce 2048 mode $MODE" "$conf"
-assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576 coalesce 0 mode $MODE" "$conf"
+assert_match "config: v4" "proxy add v4 listen $PX_PX4:8000 backend $PX_SRV4:9000 limit 4194304 coalesce 2048 mode $MODE\$" "$(grep 'proxy add v4' <<<"$conf")"
+assert_match "config: v6" "proxy add v6 listen \\[$PX_PX6\\]:8000 backend \\[$PX_SRV6\\]:9000 limit 1048576 coalesce 0 mode $MODE$V6PIPE\$" "$(grep 'proxy add v6' <<<"$conf")"
 assert_json '[.data.proxies[].mode] | join(",")' "$MODE,$MODE" "$(tb_do px proxy show)"
+v6pipe=auto
+[[ -n $V6PIPE ]] && v6pipe=off
+assert_json '[.data.proxies[].pipe] | join(",")' "auto,$v6pipe" "$(tb_do px proxy show)"
 
 # size:bytes - small messages cost a syscall each, so fewer bytes.
 cases="1:100000 64:4000000 1024:20000000 65536:60000000 1048576:100000000"
@@ -73,6 +80,9 @@ for fam in 4 6; do
 			if ((msg == 1)); then
 				assert_eq "IPv$fam 1 B: flows piped" 0 "$fp"
 				assert_eq "IPv$fam 1 B: bytes piped" 0 "$bp"
+			elif ((fam == 6)); then
+				assert_eq "IPv6 (pipe off) $msg B: flows piped" 0 "$fp"
+				assert_eq "IPv6 (pipe off) $msg B: bytes piped" 0 "$bp"
 			elif ((msg == 1048576)); then
 				assert_eq "IPv$fam 1 MiB: flows piped" 1 "$fp"
 				# Most of the stream: all but the reads before the
