@@ -59,9 +59,27 @@
  * corked). The memory per flow and direction is the buffer plus the two
  * socket buffers, all sized from limit: the receive buffer (limit/8 set,
  * limit/4 charged), the buffer (min(limit, RELAY_BUF)) and the send
- * buffer (limit/4 set, limit/2 charged). splice(2) through a pipe for
- * directions that stream full buffers was tried (as HAProxy's
- * splice-auto) and measured no faster on veth (docs/performance.md).
+ * buffer (limit/4 set, limit/2 charged).
+ *
+ * The pipe (relay modes, unless the proxy has pipe off). A read that fills
+ * a direction's buffer says the direction streams: once that buffer has
+ * been written out, the direction's next reads are splice(2)s from its
+ * socket into a pipe of its own and from the pipe into the other socket
+ * (SPLICE_F_MORE where the buffer would have used MSG_MORE), so its bytes
+ * are not copied into ferryd and back. A splice that moves less than
+ * PIPE_SMALL says the stream paused: once the pipe has been written out,
+ * the direction reads into its buffer again, so a request/response flow's
+ * small messages stay on the buffer and a stream that slows down goes back
+ * to it. At any moment only one of a direction's buffer and pipe holds
+ * bytes, and a read happens only when neither holds any, so bytes leave in
+ * the order they came. The pipe's bytes are the direction's queued bytes:
+ * its size is the buffer's (min(limit, RELAY_BUF)), the splice into it asks
+ * for no more, and it is read into only when empty, so the memory bound is
+ * the buffer's. EOF is passed on once the pipe is written out; an error on
+ * either socket resets both, as on the buffer. The pipe is made when the
+ * direction first streams and kept until the flow ends (two syscalls per
+ * direction and flow; request/response flows never make one). Measured
+ * against the buffer and HAProxy in docs/performance.md.
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>

@@ -10,7 +10,11 @@
  *    buffer says more is on the way), as HAProxy does. The buffer is
  *    min(limit, 128 KiB); a full buffer stops reading from that side, so
  *    TCP flow control pushes back on the sender. The two sockets' send
- *    and receive buffers are sized from limit too (proxy.c).
+ *    and receive buffers are sized from limit too (proxy.c). A direction
+ *    that streams (a read filled its buffer) moves through a pipe of the
+ *    buffer's size instead, splice(2) in and out, until a splice moves
+ *    little (pipe auto, the default; pipe off keeps every byte on the
+ *    buffer). flows_piped and bytes_piped in show count it.
  *  - splice: an sk_skb verdict program moves the bytes each socket
  *    receives out of the other one, so payload does not enter userspace
  *    while the receiver keeps up (bpf/ferry_proxy.bpf.c). The bytes
