@@ -7,7 +7,7 @@
 # other only. Ratios are against HAProxy.
 #
 #   bench/proxy.sh [--runs N] [--tests "iperf3:1024 wrk:1048576 ..."]
-#                  [--rows ferry,ferry_splice,haproxy,splice,rw]
+#                  [--rows ferry,ferry_nopipe,ferry_splice,haproxy,splice,rw]
 #                  [--client iperf3|tcpx|wrk --sizes LIST] [--secs S] [--mb MB]
 #                  [--wrk-conns N] [--rps MASK]
 #
@@ -25,8 +25,15 @@
 #                no access log): requests per second; any error or non-2xx
 #                answer fails the run.
 # Default tests: iperf3:1024 iperf3:65536 wrk:1024 wrk:1048576.
+# Also printed: the proxy process's CPU time (utime + stime, all its
+# threads, from /proc) over each test per unit of work: ms per MB for
+# iperf3 and tcpx, ms per 1000 requests for wrk. On a shared host it moves
+# less than the rates do: another process's load takes CPUs away from the
+# proxy, but it adds little to what the proxy spends per byte.
 # Rows:
-#   ferry         ferryd proxy, defaults (mode auto, limit 4 MiB)
+#   ferry         ferryd proxy, defaults (mode auto, limit 4 MiB): the
+#                 relay, streaming directions through a pipe
+#   ferry_nopipe  the same with pipe off: every byte through the buffer
 #   ferry_splice  ferryd proxy, mode splice (sk_skb), limit 4 MiB
 #   haproxy       HAProxy, mode tcp, option splice-auto, nbthread 1
 #   splice        userspace splice(2) proxy, a thread per direction
@@ -45,7 +52,7 @@ cd "$REPO"
 
 RUNS=3
 TESTS="iperf3:1024 iperf3:65536 wrk:1024 wrk:1048576"
-ROWS=ferry,ferry_splice,haproxy,splice,rw
+ROWS=ferry,ferry_nopipe,ferry_splice,haproxy,splice,rw
 CLIENT=''
 SIZES=''
 SECS=3
@@ -195,22 +202,38 @@ wrk_run() {
 	printf '%.0f\n' "$rps"
 }
 
+# cpu_ticks PID: the process's utime + stime, in clock ticks.
+cpu_ticks() {
+	awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
+}
+HZ=$(getconf CLK_TCK)
+
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-declare -A VALS MED
+declare -A VALS MED CPU CMED
 # row_tests ROW: one run of every test; the proxy for ROW is up.
 row_tests() {
-	local row=$1 t c sz v
+	local row=$1 pid=$2 t c sz v t0 t1 unit
 	for t in $TESTS; do
 		c=${t%%:*} sz=${t#*:}
 		[[ $c == wrk ]] && nginx_up
+		t0=$(cpu_ticks "$pid")
 		v=$("${c}_run" "$sz") || {
 			nginx_down
 			tb_die "row $row, $t failed"
 		}
+		t1=$(cpu_ticks "$pid")
 		[[ $c == wrk ]] && nginx_down
 		VALS[$row,$t]+="$v "
-		say "$row $t: $v"
+		# Work done: MB (iperf3: rate x time; tcpx: the bytes sent),
+		# or thousands of requests (wrk).
+		case $c in
+		iperf3) unit=$(echo "$v * $SECS" | bc -l) ;;
+		tcpx) unit=$(echo "$(bytes_for "$sz") / 1000000" | bc -l) ;;
+		wrk) unit=$(echo "$v * $SECS / 1000" | bc -l) ;;
+		esac
+		CPU[$row,$t]+="$(echo "scale=3; ($t1 - $t0) * 1000 / $HZ / $unit" | bc -l) "
+		say "$row $t: $v, proxy CPU $(((t1 - t0) * 1000 / HZ)) ms"
 	done
 }
 
@@ -241,6 +264,7 @@ for ((r = 0; r < RUNS; r++)); do
 	for row in ${ROWS//,/ }; do
 		case $row in
 		ferry) tb_do px proxy add b listen "$L4" backend "$B4" >/dev/null ;;
+		ferry_nopipe) tb_do px proxy add b listen "$L4" backend "$B4" pipe off >/dev/null ;;
 		ferry_splice) tb_do px proxy add b listen "$L4" backend "$B4" mode splice >/dev/null ;;
 		haproxy) haproxy_up ;;
 		splice | rw)
@@ -250,10 +274,14 @@ for ((r = 0; r < RUNS; r++)); do
 			;;
 		*) tb_die "unknown row '$row'" ;;
 		esac
-		row_tests "$row"
+		if [[ $row == ferry* ]]; then
+			row_tests "$row" "${TB_PID_OF[px]}"
+		else
+			row_tests "$row" "$base_pid"
+		fi
 		case $row in
 		ferry*)
-			tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {mode, flows_relay, flows_splice, bytes_relayed, holds, bytes_copied, max_queued, coalesced, aborted}' |
+			tb_ctlj px proxy show b | jq -c '.data.proxies[0] | {mode, flows_relay, flows_splice, bytes_relayed, flows_piped, bytes_piped, holds, bytes_copied, max_queued, coalesced, aborted}' |
 				sed "s/^/  $row counters: /" >&2
 			tb_do px proxy del b >/dev/null
 			;;
@@ -269,6 +297,7 @@ done
 for row in ${ROWS//,/ }; do
 	for t in $TESTS; do
 		MED[$row,$t]=$(tr ' ' '\n' <<<"${VALS[$row,$t]}" | grep . | median)
+		CMED[$row,$t]=$(tr ' ' '\n' <<<"${CPU[$row,$t]}" | grep . | median)
 		say "$row $t: ${VALS[$row,$t]}-> median ${MED[$row,$t]}"
 	done
 done
@@ -287,6 +316,19 @@ for row in ${ROWS//,/ }; do
 	for t in $TESTS; do
 		printf ' %14s %6s' "${MED[$row,$t]}" \
 			"$(echo "scale=2; ${MED[$row,$t]} / ${MED[$ref,$t]}" | bc -l)"
+	done
+	echo
+done
+echo
+echo "proxy CPU time: ms per MB (iperf3, tcpx) or per 1000 requests (wrk), median of $RUNS runs"
+printf '%-14s' "row"
+for t in $TESTS; do printf ' %14s %6s' "$t" "/$ref"; done
+echo
+for row in ${ROWS//,/ }; do
+	printf '%-14s' "$row"
+	for t in $TESTS; do
+		printf ' %14s %6s' "${CMED[$row,$t]}" \
+			"$(echo "scale=2; ${CMED[$row,$t]} / ${CMED[$ref,$t]}" | bc -l)"
 	done
 	echo
 done

@@ -43,6 +43,8 @@ static void print_backend(const void *params, char *buf, size_t len)
 
 /* Indexed by enum ferry_proxy_mode. */
 static const char *const mode_words[] = {"auto", "relay", "splice", NULL};
+/* Indexed by enum ferry_proxy_pipe. */
+static const char *const pipe_words[] = {"auto", "off", NULL};
 
 static const struct ctl_opt proxy_add_rows[] = {
 	{.kind = CTL_OPT_NAME,
@@ -66,6 +68,9 @@ static const struct ctl_opt proxy_add_rows[] = {
 	/* Pinned: saved proxies keep their mode if the default moves. */
 	{"mode", CTL_OPT_WORD, CTL_OPT_PIN, XP(mode), .words = mode_words,
 	 .help = "relay in ferryd (auto: today the same), or sk_skb splice"},
+	{"pipe", CTL_OPT_WORD, 0, XP(pipe), .words = pipe_words,
+	 .help = "relay: a direction that streams moves through a pipe "
+		 "(auto), or always through the buffer (off)"},
 };
 
 static const struct ferry_proxy_params proxy_add_dflt = {
@@ -162,7 +167,10 @@ static const struct ctl_cmd proxy_cmds[] = {
 	 "and relay read and write them in ferryd's proxy thread, mode "
 	 "splice in the kernel (sk_skb); limit: bytes queued per flow and "
 	 "direction before the sender is paused (65536-1073741824, default "
-	 "4194304); coalesce: splice only. The backend is not probed: a "
+	 "4194304); coalesce: splice only; pipe: relay only, auto (the "
+	 "default) moves a direction that fills its buffer through a pipe "
+	 "(splice(2), no copy into ferryd), off never. The backend is not "
+	 "probed: a "
 	 "client whose backend connection fails is reset and counted",
 	 cmd_proxy_add, &proxy_add_syntax},
 	{"proxy del", NULL,

@@ -59,14 +59,33 @@
  * corked). The memory per flow and direction is the buffer plus the two
  * socket buffers, all sized from limit: the receive buffer (limit/8 set,
  * limit/4 charged), the buffer (min(limit, RELAY_BUF)) and the send
- * buffer (limit/4 set, limit/2 charged). splice(2) through a pipe for
- * directions that stream full buffers was tried (as HAProxy's
- * splice-auto) and measured no faster on veth (docs/performance.md).
+ * buffer (limit/4 set, limit/2 charged).
+ *
+ * The pipe (relay modes, unless the proxy has pipe off). A read that fills
+ * a direction's buffer says the direction streams: once that buffer has
+ * been written out, the direction's next reads are splice(2)s from its
+ * socket into a pipe of its own and from the pipe into the other socket
+ * (SPLICE_F_MORE where the buffer would have used MSG_MORE), so its bytes
+ * are not copied into ferryd and back. A splice that moves less than
+ * PIPE_SMALL says the stream paused: once the pipe has been written out,
+ * the direction reads into its buffer again, so a request/response flow's
+ * small messages stay on the buffer and a stream that slows down goes back
+ * to it. At any moment only one of a direction's buffer and pipe holds
+ * bytes, and a read happens only when neither holds any, so bytes leave in
+ * the order they came. The pipe's bytes are the direction's queued bytes:
+ * its size is the buffer's (min(limit, RELAY_BUF)), the splice into it asks
+ * for no more, and it is read into only when empty, so the memory bound is
+ * the buffer's. EOF is passed on once the pipe is written out; an error on
+ * either socket resets both, as on the buffer. The pipe is made when the
+ * direction first streams and kept until the flow ends (two syscalls per
+ * direction and flow; request/response flows never make one). Measured
+ * against the buffer and HAProxy in docs/performance.md.
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <linux/tcp.h> /* its tcp_info has bytes_acked; glibc's does not */
 #include <pthread.h>
@@ -97,6 +116,8 @@
 #define COALESCE_SMALL	  512 /* bytes per skb, on average, to raise it */
 #define RELAY_BUF	  (128 * 1024) /* per direction, at most limit */
 #define RELAY_ROUNDS	  4	       /* buffers per direction per wakeup */
+#define PIPE_MIN	  (16 * 1024)  /* a smaller pipe is not worth it */
+#define PIPE_SMALL	  (16 * 1024) /* a splice under it: back to the buffer */
 
 /* What an epoll token names: kind (8 bits), index (24), generation (32). */
 enum tok_kind {
@@ -129,6 +150,7 @@ struct listener {
 	uint64_t limit;
 	uint32_t coalesce;
 	uint32_t mode;
+	uint32_t pipe; /* enum ferry_proxy_pipe */
 	int fd;
 	/* Totals; flows that ended add their bytes here. */
 	uint64_t accepted, backend_failed, rejected_full, completed, aborted;
@@ -136,6 +158,7 @@ struct listener {
 	uint64_t bytes[2];
 	uint64_t flows_relay, flows_splice; /* flows started in each mode */
 	uint64_t relayed;		    /* bytes through the relay */
+	uint64_t flows_piped, piped;	    /* relayed flows that used a pipe */
 	char last_abort[128]; /* why the last aborted flow was aborted */
 };
 
@@ -167,6 +190,14 @@ struct flow {
 	uint64_t relayed[2], pauses[2];
 	bool corked[2];
 	uint32_t ev[2]; /* 0: not in the epoll set */
+	/* The pipe of direction s, while it streams (see The pipe at the
+	 * top): its ends ([s][0] read, [s][1] write; -1 until the direction
+	 * first streams), the bytes it holds, whether the next read goes into
+	 * it, the bytes moved through it. */
+	int pipe[2][2];
+	uint32_t pipe_cap, pipe_len[2];
+	bool pipe_off, piping[2], piped_once;
+	uint64_t piped[2];
 };
 
 struct ferry_proxy {
@@ -397,6 +428,17 @@ static struct listener *owner_of(struct ferry_proxy *px, struct flow *fl)
 	return fl->owner >= 0 ? &px->ls[fl->owner] : NULL;
 }
 
+static void pipe_close(struct flow *fl, int s)
+{
+	int e;
+
+	for (e = 0; e < 2; e++) {
+		if (fl->pipe[s][e] >= 0)
+			close(fl->pipe[s][e]);
+		fl->pipe[s][e] = -1;
+	}
+}
+
 /* How a flow ended: which counter of its proxy it adds to. */
 enum flow_end_how {
 	END_DONE,	    /* both directions finished: completed */
@@ -437,12 +479,14 @@ static void flow_end(struct ferry_proxy *px, struct flow *fl,
 		fl->fd[s] = -1;
 		free(fl->buf[s]);
 		fl->buf[s] = NULL;
+		pipe_close(fl, s);
 	}
 	if (l) {
 		if (fl->state == FLOW_RELAY) {
 			l->bytes[0] += fl->relayed[0];
 			l->bytes[1] += fl->relayed[1];
 			l->relayed += fl->relayed[0] + fl->relayed[1];
+			l->piped += fl->piped[0] + fl->piped[1];
 			l->holds += fl->pauses[0] + fl->pauses[1];
 		}
 		if (fl->state == FLOW_SPLICED) {
@@ -518,6 +562,7 @@ static struct flow *flow_alloc(struct ferry_proxy *px)
 			continue;
 		memset(fl, 0, sizeof(*fl));
 		fl->fd[0] = fl->fd[1] = -1;
+		memset(fl->pipe, -1, sizeof(fl->pipe));
 		fl->lowat[0] = fl->lowat[1] = 1; /* the kernel's default */
 		fl->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 		return fl;
@@ -620,6 +665,13 @@ static void sndbuf_set(int fd, uint64_t limit)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
+/* Bytes direction s holds, in its buffer or its pipe (only one of them
+ * holds any: see The pipe at the top). */
+static uint32_t relay_pending(const struct flow *fl, int s)
+{
+	return fl->buf_len[s] - fl->buf_off[s] + fl->pipe_len[s];
+}
+
 /* Side s's epoll mask from the relay's state (see The relay at the top):
  * added, changed or removed only when it changes. */
 static int relay_watch(struct ferry_proxy *px, struct flow *fl, int s)
@@ -627,9 +679,9 @@ static int relay_watch(struct ferry_proxy *px, struct flow *fl, int s)
 	uint32_t want = 0;
 	int op;
 
-	if (!fl->eof[s] && fl->buf_off[s] == fl->buf_len[s])
+	if (!fl->eof[s] && !relay_pending(fl, s))
 		want |= EPOLLIN;
-	if (fl->buf_off[s ^ 1] < fl->buf_len[s ^ 1])
+	if (relay_pending(fl, s ^ 1))
 		want |= EPOLLOUT;
 	if (want == fl->ev[s])
 		return 0;
@@ -655,42 +707,146 @@ static void relay_push(struct flow *fl, int d)
 }
 
 /*
- * Direction s (side s to side s ^ 1): writes what the buffer holds, then
- * reads what it takes and writes that, RELAY_ROUNDS buffers at most; passes
- * FIN on once the buffer is empty. A write that TCP does not take whole
- * leaves the rest in the buffer and pauses reading (EPOLLOUT on the other
- * side, no EPOLLIN here): that is the memory bound. Returns -errno on a
- * socket error, with *where the side it was met on.
+ * Direction s's pipe, made when it first streams: as large as its buffer
+ * would be (buf_cap), so that piping takes no more memory than relaying
+ * through the buffer. A pipe the kernel will not grow (over
+ * pipe-max-size, or the user's pipe pages over pipe-user-pages-soft) is
+ * used at the size it has; one that cannot be made leaves the direction on
+ * its buffer. Returns whether the direction has a pipe.
  */
-static int relay_dir(struct ferry_proxy *px, struct flow *fl, int s, int *where)
+static bool pipe_open(struct flow *fl, int s)
 {
-	int d = s ^ 1, round;
-	bool more = false;
+	int sz;
+
+	if (fl->pipe[s][0] >= 0)
+		return true;
+	if (fl->pipe_off)
+		return false;
+	if (pipe2(fl->pipe[s], O_NONBLOCK | O_CLOEXEC)) {
+		fl->pipe[s][0] = fl->pipe[s][1] = -1;
+		return false;
+	}
+	sz = fcntl(fl->pipe[s][1], F_SETPIPE_SZ, (int)fl->buf_cap);
+	if (sz < 0)
+		sz = fcntl(fl->pipe[s][1], F_GETPIPE_SZ);
+	if (sz < PIPE_MIN) {
+		pipe_close(fl, s);
+		return false;
+	}
+	/* Both directions' pipes get the same size: a kernel that made
+	 * one smaller bounds the other too. */
+	if (!fl->pipe_cap || (uint32_t)sz < fl->pipe_cap)
+		fl->pipe_cap =
+			(uint32_t)sz < fl->buf_cap ? (uint32_t)sz : fl->buf_cap;
+	return true;
+}
+
+/*
+ * Writes what direction s holds (its buffer's bytes or its pipe's) to side
+ * d, MSG_MORE or SPLICE_F_MORE when more says so. Returns 0 when it is all
+ * written, 1 when TCP took only part (the rest waits: EPOLLOUT on d), -errno
+ * on a socket error.
+ */
+static int relay_drain(struct flow *fl, int s, bool more)
+{
+	int d = s ^ 1;
 	ssize_t n;
 
-	(void)px;
-	for (round = 0;; round++) {
-		while (fl->buf_off[s] < fl->buf_len[s]) {
+	while (relay_pending(fl, s)) {
+		if (fl->pipe_len[s])
+			n = splice(fl->pipe[s][0], NULL, fl->fd[d], NULL,
+				   fl->pipe_len[s],
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK |
+					   (more ? SPLICE_F_MORE : 0));
+		else
 			n = send(fl->fd[d], fl->buf[s] + fl->buf_off[s],
 				 fl->buf_len[s] - fl->buf_off[s],
 				 MSG_DONTWAIT | MSG_NOSIGNAL |
 					 (more ? MSG_MORE : 0));
-			if (n < 0) {
-				if (errno != EAGAIN && errno != EINTR) {
-					*where = d;
-					return -errno;
-				}
-				if (errno == EAGAIN) {
-					fl->pauses[s]++;
-					return 0;
-				}
+		if (n < 0) {
+			if (errno == EINTR)
 				continue;
-			}
-			fl->corked[d] |= more;
-			fl->buf_off[s] += (uint32_t)n;
-			fl->relayed[s] += (uint64_t)n;
+			if (errno != EAGAIN)
+				return -errno;
+			fl->pauses[s]++;
+			return 1;
 		}
-		fl->buf_off[s] = fl->buf_len[s] = 0;
+		fl->corked[d] |= more;
+		fl->relayed[s] += (uint64_t)n;
+		if (fl->pipe_len[s]) {
+			fl->pipe_len[s] -= (uint32_t)n;
+			fl->piped[s] += (uint64_t)n;
+		} else {
+			fl->buf_off[s] += (uint32_t)n;
+		}
+	}
+	fl->buf_off[s] = fl->buf_len[s] = 0;
+	return 0;
+}
+
+/*
+ * Reads direction s's next bytes from side s into its pipe, if it pipes,
+ * or else its buffer, as much as either takes: the byte count, 0 at EOF,
+ * -errno (-EAGAIN when side s has nothing). Called only when the direction
+ * holds nothing, so bytes leave in the order they came. A read that fills
+ * the buffer switches the direction to the pipe; a splice that moves less
+ * than PIPE_SMALL switches it back (its bytes are written out first).
+ */
+static ssize_t relay_fill(struct flow *fl, int s, bool *more)
+{
+	ssize_t n;
+
+	if (fl->piping[s]) {
+		n = splice(fl->fd[s], NULL, fl->pipe[s][1], NULL, fl->pipe_cap,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		fl->pipe_len[s] = (uint32_t)n;
+		*more = (uint32_t)n == fl->pipe_cap;
+		if ((uint32_t)n < PIPE_SMALL)
+			fl->piping[s] = false;
+		return n;
+	}
+	if (!fl->buf[s]) {
+		fl->buf[s] = malloc(fl->buf_cap);
+		if (!fl->buf[s])
+			return -EAGAIN; /* read later; TCP holds the sender */
+	}
+	n = recv(fl->fd[s], fl->buf[s], fl->buf_cap, MSG_DONTWAIT);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	fl->buf_len[s] = (uint32_t)n;
+	*more = (uint32_t)n == fl->buf_cap;
+	if (*more && pipe_open(fl, s)) {
+		fl->piping[s] = true;
+		fl->piped_once = true;
+	}
+	return n;
+}
+
+/*
+ * Direction s (side s to side s ^ 1): writes what it holds, then reads what
+ * its buffer or pipe takes and writes that, RELAY_ROUNDS times at most;
+ * passes FIN on once nothing is held. A write that TCP does not take whole
+ * leaves the rest held and pauses reading (EPOLLOUT on the other side, no
+ * EPOLLIN here): that is the memory bound. Returns -errno on a socket
+ * error, with *where the side it was met on.
+ */
+static int relay_dir(struct ferry_proxy *px, struct flow *fl, int s, int *where)
+{
+	struct listener *l = owner_of(px, fl);
+	bool more = false, once = fl->piped_once;
+	int d = s ^ 1, round, err;
+	ssize_t n;
+
+	for (round = 0;; round++) {
+		err = relay_drain(fl, s, more);
+		if (err < 0) {
+			*where = d;
+			return err;
+		}
+		if (err)
+			return 0;
 		if (fl->eof[s]) {
 			relay_push(fl, d);
 			if (!fl->shut[d]) {
@@ -703,26 +859,23 @@ static int relay_dir(struct ferry_proxy *px, struct flow *fl, int s, int *where)
 		 * says when there is more): no read just to meet EAGAIN. */
 		if (round == RELAY_ROUNDS || (round && !more))
 			break;
-		if (!fl->buf[s]) {
-			fl->buf[s] = malloc(fl->buf_cap);
-			if (!fl->buf[s])
-				break; /* read later; TCP holds the sender */
+		n = relay_fill(fl, s, &more);
+		if (!once && fl->piped_once && l) {
+			l->flows_piped++;
+			once = true;
 		}
-		n = recv(fl->fd[s], fl->buf[s], fl->buf_cap, MSG_DONTWAIT);
+		if (n == -EAGAIN)
+			break;
+		if (n == -EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EAGAIN)
-				break;
-			if (errno == EINTR)
-				continue;
 			*where = s;
-			return -errno;
+			return (int)n;
 		}
 		if (n == 0) {
 			fl->eof[s] = true;
 			continue;
 		}
-		fl->buf_len[s] = (uint32_t)n;
-		more = (uint32_t)n == fl->buf_cap;
 		if ((uint64_t)n > fl->max_queued)
 			fl->max_queued = (uint64_t)n;
 	}
@@ -808,6 +961,7 @@ static void on_accept(struct ferry_proxy *px, uint32_t li)
 		fl->owner = (int)li;
 		fl->limit = l->limit;
 		fl->coalesce = l->coalesce;
+		fl->pipe_off = l->pipe == FERRY_PROXY_PIPE_OFF;
 		fl->peer = peer;
 		fl->mode = l->mode == FERRY_PROXY_MODE_SPLICE
 				   ? FERRY_PROXY_MODE_SPLICE
@@ -1277,6 +1431,10 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 		rc = ferry_fail(msg, -EINVAL, "bad proxy mode %u", pp->mode);
 		goto out;
 	}
+	if (pp->pipe > FERRY_PROXY_PIPE_OFF) {
+		rc = ferry_fail(msg, -EINVAL, "bad proxy pipe %u", pp->pipe);
+		goto out;
+	}
 	if (!px->skel && pp->mode == FERRY_PROXY_MODE_SPLICE) {
 		rc = bpf_load(px, msg);
 		if (rc)
@@ -1294,6 +1452,7 @@ int ferry_proxy_add(struct ferry_proxy *px, const struct ferry_proxy_params *pp,
 	l->limit = pp->limit;
 	l->coalesce = pp->coalesce;
 	l->mode = pp->mode;
+	l->pipe = pp->pipe;
 	l->fd = fd;
 	l->gen = ++px->gen_next ? px->gen_next : ++px->gen_next;
 	rc = ep_add(px, fd, tok(TOK_LISTEN, (uint32_t)(l - px->ls), l->gen));
@@ -1355,10 +1514,11 @@ static const char *const state_names[] = {
 
 static json_t *relay_dir_json(const struct flow *fl, int s)
 {
-	return json_pack(
-		"{s:I, s:I, s:I, s:b}", "bytes", (json_int_t)fl->relayed[s],
-		"queued", (json_int_t)(fl->buf_len[s] - fl->buf_off[s]),
-		"pauses", (json_int_t)fl->pauses[s], "eof", fl->eof[s]);
+	return json_pack("{s:I, s:I, s:I, s:b, s:I, s:b}", "bytes",
+			 (json_int_t)fl->relayed[s], "queued",
+			 (json_int_t)relay_pending(fl, s), "pauses",
+			 (json_int_t)fl->pauses[s], "eof", fl->eof[s], "piped",
+			 (json_int_t)fl->piped[s], "pipe", fl->piping[s]);
 }
 
 static json_t *flow_json(struct ferry_proxy *px, struct flow *fl)
@@ -1406,7 +1566,7 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 	char la[64], ba[64];
 	uint64_t bytes[2] = {l->bytes[0], l->bytes[1]};
 	uint64_t holds = l->holds, copied = l->copied, coalesced = l->coalesced;
-	uint64_t relayed = l->relayed;
+	uint64_t relayed = l->relayed, piped = l->piped;
 	json_t *flows = json_array(), *o;
 	int i, s;
 
@@ -1420,6 +1580,7 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 			for (s = 0; s < 2; s++) {
 				bytes[s] += fl->relayed[s];
 				relayed += fl->relayed[s];
+				piped += fl->piped[s];
 				holds += fl->pauses[s];
 			}
 		}
@@ -1451,12 +1612,18 @@ static json_t *listener_json(struct ferry_proxy *px, struct listener *l)
 		(json_int_t)coalesced, "last_abort",
 		l->last_abort[0] ? l->last_abort : NULL, "flows", flows);
 	json_object_set_new(o, "mode", json_string(mode_names[l->mode]));
+	json_object_set_new(
+		o, "pipe",
+		json_string(l->pipe == FERRY_PROXY_PIPE_OFF ? "off" : "auto"));
 	json_object_set_new(o, "flows_relay",
 			    json_integer((json_int_t)l->flows_relay));
 	json_object_set_new(o, "flows_splice",
 			    json_integer((json_int_t)l->flows_splice));
 	json_object_set_new(o, "bytes_relayed",
 			    json_integer((json_int_t)relayed));
+	json_object_set_new(o, "flows_piped",
+			    json_integer((json_int_t)l->flows_piped));
+	json_object_set_new(o, "bytes_piped", json_integer((json_int_t)piped));
 	return o;
 }
 
@@ -1523,6 +1690,7 @@ int ferry_proxy_get(struct ferry_proxy *px, int i,
 			.limit = l->limit,
 			.coalesce = l->coalesce,
 			.mode = l->mode,
+			.pipe = l->pipe,
 		};
 		rc = 0;
 		break;

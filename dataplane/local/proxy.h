@@ -10,7 +10,11 @@
  *    buffer says more is on the way), as HAProxy does. The buffer is
  *    min(limit, 128 KiB); a full buffer stops reading from that side, so
  *    TCP flow control pushes back on the sender. The two sockets' send
- *    and receive buffers are sized from limit too (proxy.c).
+ *    and receive buffers are sized from limit too (proxy.c). A direction
+ *    that streams (a read filled its buffer) moves through a pipe of the
+ *    buffer's size instead, splice(2) in and out, until a splice moves
+ *    little (pipe auto, the default; pipe off keeps every byte on the
+ *    buffer). flows_piped and bytes_piped in show count it.
  *  - splice: an sk_skb verdict program moves the bytes each socket
  *    receives out of the other one, so payload does not enter userspace
  *    while the receiver keeps up (bpf/ferry_proxy.bpf.c). The bytes
@@ -70,6 +74,12 @@ enum ferry_proxy_mode {
 	FERRY_PROXY_MODE_SPLICE,
 };
 
+/* Whether a relayed direction that streams moves through a pipe. */
+enum ferry_proxy_pipe {
+	FERRY_PROXY_PIPE_AUTO = 0,
+	FERRY_PROXY_PIPE_OFF,
+};
+
 struct ferry_proxy_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -83,6 +93,7 @@ struct ferry_proxy_params {
 	/* SO_RCVLOWAT while a direction streams small segments; 0: never */
 	uint32_t coalesce;
 	uint32_t mode; /* enum ferry_proxy_mode */
+	uint32_t pipe; /* enum ferry_proxy_pipe */
 };
 
 /* Starts the proxy thread; the BPF object is loaded at the first add. */

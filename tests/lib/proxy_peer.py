@@ -6,6 +6,11 @@
   proxy_peer.py fetch HOST PORT              connect, read to EOF, print
                                              {"bytes": N, "sha256": "..."}
   proxy_peer.py digest BYTES                 the pattern's {"bytes", "sha256"}
+  proxy_peer.py echo HOST PORT READY         accept one connection, send back
+                                             what it reads until EOF
+  proxy_peer.py ping HOST PORT N SIZE        connect, N times send SIZE bytes
+                                             and wait for their echo, print
+                                             {"rounds": N, "ok": bool}
 """
 import hashlib
 import json
@@ -62,8 +67,47 @@ def digest(n):
     print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
 
 
+def echo(host, port, ready):
+    s = socket.socket(family(host), socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, port))
+    s.listen(1)
+    open(ready, "w").close()
+    c, _ = s.accept()
+    while True:
+        b = c.recv(65536)
+        if not b:
+            break
+        c.sendall(b)
+    c.close()
+
+
+def ping(host, port, rounds, size):
+    c = socket.create_connection((host, port))
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ok = True
+    for i in range(rounds):
+        req = bytes((i + j) % 256 for j in range(size))
+        c.sendall(req)
+        got = b""
+        while len(got) < size:
+            b = c.recv(size - len(got))
+            if not b:
+                break
+            got += b
+        ok = ok and got == req
+    c.shutdown(socket.SHUT_WR)
+    ok = ok and c.recv(1) == b""
+    c.close()
+    print(json.dumps({"rounds": rounds, "ok": ok}))
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "serve":
+    if sys.argv[1] == "echo":
+        echo(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "ping":
+        ping(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "serve":
         serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     elif sys.argv[1] == "fetch":
         fetch(sys.argv[2], int(sys.argv[3]))

@@ -43,6 +43,7 @@ err EINVAL proxy add a listen "$L" backend "$B" coalesce -1
 err ERANGE proxy add a listen "$L" backend "$B" limit 65536 coalesce 16384
 err EINVAL proxy add a listen "$L" backend "$B" colour blue
 err EINVAL proxy add a listen "$L" backend "$B" mode fast
+err EINVAL proxy add a listen "$L" backend "$B" pipe on
 err EINVAL proxy add 'bad/name' listen "$L" backend "$B"
 err EADDRNOTAVAIL proxy add a listen 192.0.2.1:8000 backend "$B"
 err ENOENT proxy del nosuch

@@ -12,7 +12,10 @@
 #     not acknowledged (queued + held in px's client socket + in flight);
 #   - the rate never falls to zero: the server's acknowledged bytes grow in
 #     every 1 s window;
-#   - the bound was exercised (holds > 0).
+#   - the bound was exercised (holds > 0);
+#   - relay modes: the stream went through the pipe (flows_piped 1, most
+#     bytes piped), whose bytes count in queued, so the bounds above hold
+#     for it.
 set -euo pipefail
 # shellcheck source=../lib/testbed.sh
 . "$(dirname "$0")/../lib/testbed.sh"
@@ -84,3 +87,7 @@ assert_le "proxy's queued, sampled" $LIMIT "$max_q"
 assert_le "held in px by the kernel's counters" $((2 * LIMIT)) "$max_k"
 assert_ge "holds (the bound acted)" 1 "$(jq -r '.data.proxies[0].holds' <<<"$show")"
 assert_json '.data.proxies[0].completed' 1 "$show"
+if [[ $MODE != splice ]]; then
+	assert_json '.data.proxies[0].flows_piped' 1 "$show"
+	assert_ge "bytes piped" $((BYTES / 2)) "$(jq -r '.data.proxies[0].bytes_piped' <<<"$show")"
+fi

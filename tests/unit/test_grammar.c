@@ -405,7 +405,7 @@ static void test_usage_from_rows(void **state)
 	usage_is("handover", "begin|release|commit|abort|pass|offer");
 	usage_is("proxy add", "NAME listen ADDR:PORT backend ADDR:PORT "
 			      "[limit BYTES] [coalesce BYTES] "
-			      "[mode auto|relay|splice]");
+			      "[mode auto|relay|splice] [pipe auto|off]");
 	usage_is("sockmap attach",
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message] "
