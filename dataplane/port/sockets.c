@@ -35,6 +35,8 @@ static void fill_expect(const struct ferry_port_env *env,
 		for (i = 0; coming && i < p->n_queues; i++)
 			n += !p->pq[i].xsk &&
 			     ferry_port_pq_worker(env->workers, p, i) == w;
+		if (!n && !w->fill_expect)
+			continue; /* none of p's queues: nothing changes */
 		ferry_worker_pause(w);
 		ferry_worker_fill_expect(w, n);
 		ferry_worker_resume(w);
