@@ -1087,13 +1087,19 @@ static void umem_fill_shares(struct ferry_worker *w, struct ferry_umem *u)
 	}
 }
 
-void ferry_worker_fill_expect(struct ferry_worker *w, uint32_t n)
+/* The shares of each UMEM the worker holds (one per bind mode). */
+static void worker_fill_shares(struct ferry_worker *w)
 {
-	w->fill_expect = n;
 	if (w->umem)
 		umem_fill_shares(w, w->umem);
 	if (w->umem2)
 		umem_fill_shares(w, w->umem2);
+}
+
+void ferry_worker_fill_expect(struct ferry_worker *w, uint32_t n)
+{
+	w->fill_expect = n;
+	worker_fill_shares(w);
 }
 
 uint32_t ferry_worker_fill_share(const struct ferry_pq *pq)
@@ -1119,10 +1125,7 @@ static void worker_sockets_changed(struct ferry_worker *w)
 		w->pfd[w->n_pq + 1 + i].fd = ferry_dpdk_poll_fd(w->dq[i]);
 		w->pfd[w->n_pq + 1 + i].events = POLLIN;
 	}
-	if (w->umem)
-		umem_fill_shares(w, w->umem);
-	if (w->umem2)
-		umem_fill_shares(w, w->umem2);
+	worker_fill_shares(w);
 }
 
 struct ferry_worker *ferry_worker_create(int id, int cpu, enum ferry_idle idle)
