@@ -308,27 +308,24 @@ echo "iperf3:SIZE one flow -l SIZE -t $SECS (MB/s at the server); tcpx:SIZE veri
 echo "wrk:SIZE -t1 -c $WRK_CONNS -d $SECS keep-alive GETs of a SIZE-byte file from nginx (requests/s)"
 ref=haproxy
 [[ ,$ROWS, == *,haproxy,* ]] || ref=${ROWS%%,*}
-printf '%-14s' "row"
-for t in $TESTS; do printf ' %14s %6s' "$t" "/$ref"; done
-echo
-for row in ${ROWS//,/ }; do
-	printf '%-14s' "$row"
-	for t in $TESTS; do
-		printf ' %14s %6s' "${MED[$row,$t]}" \
-			"$(echo "scale=2; ${MED[$row,$t]} / ${MED[$ref,$t]}" | bc -l)"
-	done
+# table ARRAY: a row per proxy, a column pair per test: ARRAY[row,test]
+# and its ratio to the reference row's.
+table() {
+	local -n m=$1
+	local row t
+	printf '%-14s' "row"
+	for t in $TESTS; do printf ' %14s %6s' "$t" "/$ref"; done
 	echo
-done
+	for row in ${ROWS//,/ }; do
+		printf '%-14s' "$row"
+		for t in $TESTS; do
+			printf ' %14s %6s' "${m[$row,$t]}" \
+				"$(echo "scale=2; ${m[$row,$t]} / ${m[$ref,$t]}" | bc -l)"
+		done
+		echo
+	done
+}
+table MED
 echo
 echo "proxy CPU time: ms per MB (iperf3, tcpx) or per 1000 requests (wrk), median of $RUNS runs"
-printf '%-14s' "row"
-for t in $TESTS; do printf ' %14s %6s' "$t" "/$ref"; done
-echo
-for row in ${ROWS//,/ }; do
-	printf '%-14s' "$row"
-	for t in $TESTS; do
-		printf ' %14s %6s' "${CMED[$row,$t]}" \
-			"$(echo "scale=2; ${CMED[$row,$t]} / ${CMED[$ref,$t]}" | bc -l)"
-	done
-	echo
-done
+table CMED

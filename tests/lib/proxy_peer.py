@@ -32,13 +32,19 @@ def family(host):
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
-def serve(host, port, n, ready):
+def accept_one(host, port, ready):
+    """Listens on host:port, says so in the file ready, takes one client."""
     s = socket.socket(family(host), socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((host, port))
     s.listen(1)
     open(ready, "w").close()
     c, _ = s.accept()
+    return c
+
+
+def serve(host, port, n, ready):
+    c = accept_one(host, port, ready)
     for chunk in chunks(n):
         c.sendall(chunk)
     c.shutdown(socket.SHUT_WR)
@@ -68,12 +74,7 @@ def digest(n):
 
 
 def echo(host, port, ready):
-    s = socket.socket(family(host), socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((host, port))
-    s.listen(1)
-    open(ready, "w").close()
-    c, _ = s.accept()
+    c = accept_one(host, port, ready)
     while True:
         b = c.recv(65536)
         if not b:
