@@ -80,6 +80,33 @@ static inline void fake_xsk_init(struct fake_xsk *s, struct ferry_umem *u,
 	s->tx.flags = XDP_RING_NEED_WAKEUP;
 }
 
+/*
+ * The rigs' worker: created, not started, with a UMEM of n_frames as its
+ * first (w->umem); NULL if either cannot be made. fake_worker_destroy
+ * takes its sockets out (they are the caller's) and frees both.
+ */
+static inline struct ferry_worker *fake_worker_create(uint32_t n_frames)
+{
+	struct ferry_umem_params up = {.n_frames = n_frames, .numa_node = -1};
+	struct ferry_worker *w = ferry_worker_create(0, 0, FERRY_IDLE_BUSY);
+
+	if (w && !(w->umem = ferry_umem_create(&up))) {
+		ferry_worker_destroy(w);
+		w = NULL;
+	}
+	return w;
+}
+
+static inline void fake_worker_destroy(struct ferry_worker *w)
+{
+	struct ferry_umem *u = w->umem;
+
+	w->n_pq = 0;
+	w->umem = NULL;
+	ferry_umem_destroy(u);
+	ferry_worker_destroy(w);
+}
+
 /* Kernel side: n frames arrive; returns how many the fill ring had. */
 static inline uint32_t fake_kernel_rx(struct fake_xsk *s, uint32_t n,
 				      uint32_t len)

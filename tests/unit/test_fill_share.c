@@ -30,16 +30,13 @@ struct rig {
 
 static int rig_setup(void **state)
 {
-	struct ferry_umem_params up = {.n_frames = FRAMES, .numa_node = -1};
 	struct rig *r = calloc(1, sizeof(*r));
 	int i;
 
 	assert_non_null(r);
-	r->w = ferry_worker_create(0, 0, FERRY_IDLE_BUSY);
+	r->w = fake_worker_create(FRAMES);
 	assert_non_null(r->w);
-	r->u = ferry_umem_create(&up);
-	assert_non_null(r->u);
-	r->w->umem = r->u;
+	r->u = r->w->umem;
 	for (i = 0; i < N_SOCK; i++) {
 		fake_xsk_init(&r->s[i], r->u, i);
 		r->pq[i].xsk = &r->s[i].x;
@@ -54,10 +51,7 @@ static int rig_teardown(void **state)
 {
 	struct rig *r = *state;
 
-	r->w->n_pq = 0;
-	r->w->umem = NULL;
-	ferry_umem_destroy(r->u);
-	ferry_worker_destroy(r->w);
+	fake_worker_destroy(r->w);
 	free(r);
 	return 0;
 }
