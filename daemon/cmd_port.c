@@ -52,6 +52,9 @@ static const uint64_t mode_vals[] = {FERRY_XSK_AUTO, FERRY_XSK_ZC,
 static const char *const xdp_words[] = {"native", "generic", NULL};
 static const char *const onoff_words[] = {"on", "off", NULL};
 static const uint64_t onoff_vals[] = {1, 0};
+static const char *const busy_words[] = {"on", "off", "prefer", NULL};
+static const uint64_t busy_vals[] = {FERRY_BUSY_POLL_ON, FERRY_BUSY_POLL_OFF,
+				     FERRY_BUSY_POLL_PREFER};
 static const char *const default_words[] = {"xsk", "pass", NULL};
 static const char *const backend_words[] = {"native", "dpdk", NULL};
 static const char *const via_words[] = {"direct", "cpumap", NULL};
@@ -80,8 +83,9 @@ static const struct ctl_opt port_add_rows[] = {
 	 .words = xdp_words,
 	 .given_off = offsetof(struct ferry_port_params, xdp_given),
 	 .help = "XDP mode (default: the driver profile's)"},
-	{"busy-poll", CTL_OPT_WORD, 0, PP(busy_poll), .words = onoff_words,
-	 .vals = onoff_vals, .help = "preferred busy polling on the sockets"},
+	{"busy-poll", CTL_OPT_WORD, 0, PP(busy_poll), .words = busy_words,
+	 .vals = busy_vals,
+	 .help = "busy polling on the sockets (prefer: whatever the driver)"},
 	{"default", CTL_OPT_WORD, 0, PP(default_pass), .words = default_words,
 	 .help = "where frames no rule matches go"},
 	{"spread", CTL_OPT_LITERAL, 0, .group = G_SPREAD, .next = "cpus",

@@ -61,8 +61,14 @@ static const struct ferry_driver_profile profiles[] = {
 		.queues_cmd = ETHTOOL_L,
 		.quirk = "native XDP wants a TX queue per CPU for XDP_TX "
 			 "(else it shares them under a lock); ring size is "
-			 "the hypervisor's; zero-copy only from Linux 6.11",
-		.ref = "drivers/net/virtio_net.c (virtnet_xdp_set)",
+			 "the hypervisor's; zero-copy measured on 6.18, "
+			 "refused on "
+			 "6.12; "
+			 "zero-copy TX runs in the TX queue's own NAPI, so "
+			 "busy-poll on does not prefer busy polling (with "
+			 "SO_PREFER_BUSY_POLL TX waits for an interrupt)",
+		.ref = "drivers/net/virtio_net.c (virtnet_xdp_set, "
+		       "virtnet_poll_tx, virtnet_xsk_wakeup)",
 	},
 	{
 		.driver = "mlx5_core",
@@ -70,6 +76,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.zerocopy = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
+		.busy_poll_tx = true,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 1024,
 		.ring_max = 8192,
@@ -90,6 +97,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.zc_multibuf = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
+		.busy_poll_tx = true,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 2048,
 		.ring_max = 8160,
@@ -108,6 +116,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.zc_multibuf = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
+		.busy_poll_tx = true,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 512,
 		.ring_max = 4096,
@@ -125,6 +134,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.zerocopy = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
+		.busy_poll_tx = true,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 512,
 		.ring_max = 4096,
@@ -142,6 +152,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.zerocopy = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
+		.busy_poll_tx = true,
 		.headroom = XDP_HEADROOM,
 		.ring_default = 256,
 		.ring_max = 4096,

@@ -27,6 +27,14 @@ struct ferry_driver_profile {
 	 */
 	bool wakeup_fill;
 	bool wakeup_tx_always;
+	/*
+	 * The NAPI a zero-copy socket busy-polls (its RX queue's, the one
+	 * SO_INCOMING_NAPI_ID names) also sends the socket's TX ring, so
+	 * `busy-poll on` may add SO_PREFER_BUSY_POLL, under which sendto()
+	 * no longer wakes the driver. False where TX has a NAPI of its own
+	 * (virtio_net): there prefer leaves TX to the next TX interrupt.
+	 */
+	bool busy_poll_tx;
 	uint16_t headroom;     /* XDP headroom the driver reserves */
 	uint16_t ring_default; /* NIC descriptors per RX ring */
 	uint16_t ring_max;

@@ -84,12 +84,13 @@ static int add_fd(int *fds, int *n_fds, int fd)
 
 static json_t *sock_json(const struct ferry_xsk *x, int worker, int fd_idx)
 {
-	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:b,s:b,s:b}", "worker",
-			 worker, "fd", fd_idx, "ifindex", x->ifindex, "queue",
-			 (int)x->queue, "ring", (int)x->ring_size, "slot",
-			 x->slot, "registers", x->registers_umem, "wakeup",
-			 x->need_wakeup, "budget", x->tx_budget_set,
-			 "busy_poll", x->busy_poll);
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:b,s:b,s:b,s:b}",
+			 "worker", worker, "fd", fd_idx, "ifindex", x->ifindex,
+			 "queue", (int)x->queue, "ring", (int)x->ring_size,
+			 "slot", x->slot, "registers", x->registers_umem,
+			 "wakeup", x->need_wakeup, "budget", x->tx_budget_set,
+			 "busy_poll", x->busy_poll, "busy_poll_prefer",
+			 x->busy_poll_prefer);
 }
 
 static int describe(struct ferry *f, json_t *workers, json_t *socks, int *fds,
@@ -439,6 +440,8 @@ static int adopt_socket(struct ferry *f, const json_t *o, int *fds, int n_fds,
 		.need_wakeup = json_is_true(json_object_get(o, "wakeup")),
 		.tx_budget_set = json_is_true(json_object_get(o, "budget")),
 		.busy_poll = json_is_true(json_object_get(o, "busy_poll")),
+		.busy_poll_prefer =
+			json_is_true(json_object_get(o, "busy_poll_prefer")),
 	};
 	json_t *index = json_object_get(o, "index");
 	struct ferry_port *p = NULL;

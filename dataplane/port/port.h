@@ -221,6 +221,18 @@ static inline bool ferry_port_csum_fix(const struct ferry_port *p)
 	return !strcmp(p->driver, "veth");
 }
 
+/*
+ * Whether the port's sockets busy-poll with SO_PREFER_BUSY_POLL: asked
+ * for (`busy-poll prefer`), or `busy-poll on` on a driver whose busy-polled
+ * NAPI also sends the TX ring (its profile's busy_poll_tx).
+ */
+static inline bool ferry_port_busy_prefer(const struct ferry_port *p)
+{
+	return p->req.busy_poll == FERRY_BUSY_POLL_PREFER ||
+	       (p->req.busy_poll == FERRY_BUSY_POLL_ON &&
+		p->profile->busy_poll_tx);
+}
+
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);
 

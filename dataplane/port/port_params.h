@@ -20,10 +20,10 @@ struct ferry_port_params {
 	uint32_t n_queues;
 	enum ferry_xsk_mode mode;
 	bool xdp_generic;
-	bool xdp_given; /* else the driver profile picks native or generic */
-	bool busy_poll;
-	bool default_pass;    /* unmatched frames to the kernel, not the XSK */
-	bool dpdk;	      /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
+	bool xdp_given;	   /* else the driver profile picks native or generic */
+	uint8_t busy_poll; /* enum ferry_busy_poll */
+	bool default_pass; /* unmatched frames to the kernel, not the XSK */
+	bool dpdk;	   /* backend dpdk: the af_xdp PMD (port_dpdk.h) */
 	uint64_t spread_cpus; /* software RSS over these workers; 0: off */
 	uint8_t spread_via;   /* enum ferry_spread_via */
 	bool xdp_restore; /* put our program back if another tool takes it */

@@ -61,7 +61,8 @@ static int sockets_open(const struct ferry_port_env *env, struct ferry_port *p,
 			.need_wakeup = true,
 			.ring_size = XSK_RING_SIZE,
 			.tx_budget = XSK_TX_BUDGET,
-			.busy_poll = p->req.busy_poll,
+			.busy_poll = p->req.busy_poll != FERRY_BUSY_POLL_OFF,
+			.busy_poll_prefer = ferry_port_busy_prefer(p),
 			.zc_no_sg = p->caps.zc_sg_refused,
 		};
 

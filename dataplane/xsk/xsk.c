@@ -295,7 +295,7 @@ static int bind_socket(struct ferry_xsk *x, const struct ferry_xsk_params *p)
 #define BUSY_POLL_USECS	 20
 #define BUSY_POLL_BUDGET 64
 
-static int set_busy_poll(int fd)
+static int set_busy_poll(int fd, bool prefer)
 {
 	int one = 1, usecs = BUSY_POLL_USECS, budget = BUSY_POLL_BUDGET;
 	unsigned int napi_id = 0;
@@ -304,8 +304,8 @@ static int set_busy_poll(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi_id, &len) ||
 	    !napi_id)
 		return -EPROTONOSUPPORT;
-	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one,
-		       sizeof(one)) ||
+	if ((prefer && setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one,
+				  sizeof(one))) ||
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget,
 		       sizeof(budget)))
@@ -354,10 +354,11 @@ struct ferry_xsk *ferry_xsk_create(struct ferry_umem *u,
 		u->zerocopy = x->zerocopy;
 	x->multibuf = u->multibuf;
 	if (p->busy_poll) {
-		err = set_busy_poll(x->fd);
+		err = set_busy_poll(x->fd, p->busy_poll_prefer);
 		if (err)
 			goto err_bound;
 		x->busy_poll = true;
+		x->busy_poll_prefer = p->busy_poll_prefer;
 	}
 	if (p->tx_budget && !x->zerocopy)
 		x->tx_budget_set =
@@ -442,6 +443,7 @@ struct ferry_xsk *ferry_xsk_adopt(struct ferry_umem *u,
 	x->need_wakeup = a->need_wakeup;
 	x->tx_budget_set = a->tx_budget_set;
 	x->busy_poll = a->busy_poll;
+	x->busy_poll_prefer = a->busy_poll_prefer;
 	x->registers_umem = a->registers_umem;
 	x->shares_pool = a->shares_pool;
 	/* Since Linux 6.4 the fill and completion rings of a bound socket

@@ -31,7 +31,11 @@ struct ferry_xsk_params {
 	uint32_t ring_size; /* fill, completion, RX and TX; power of two */
 	uint32_t tx_budget; /* descriptors per TX kick; 0: kernel default */
 	bool busy_poll;	    /* drive the queue's NAPI from the worker */
-	bool zc_no_sg;	    /* the driver says zero-copy takes no XDP_USE_SG */
+	/* SO_PREFER_BUSY_POLL too: the kernel then leaves the queue's NAPI
+	 * to the worker and skips the driver's wakeup on sendto()/poll(),
+	 * which only works where that NAPI also sends the TX ring. */
+	bool busy_poll_prefer;
+	bool zc_no_sg; /* the driver says zero-copy takes no XDP_USE_SG */
 	/*
 	 * Software RSS: bind next to this socket, on the same (interface,
 	 * queue), sharing its buffer pool: the new socket gets RX and TX
@@ -61,8 +65,9 @@ struct ferry_xsk {
 	bool zerocopy;
 	bool multibuf; /* bound with XDP_USE_SG: takes descriptor chains */
 	bool need_wakeup;
-	bool tx_budget_set; /* the kernel took our TX budget per kick */
-	bool busy_poll;	    /* worker polls the NAPI itself (recvfrom) */
+	bool tx_budget_set;    /* the kernel took our TX budget per kick */
+	bool busy_poll;	       /* worker polls the NAPI itself (recvfrom) */
+	bool busy_poll_prefer; /* with SO_PREFER_BUSY_POLL */
 	bool registers_umem;
 	bool shares_pool; /* no fill/completion rings of its own */
 	void *map[4];
@@ -82,6 +87,7 @@ struct ferry_xsk_adopt {
 	bool need_wakeup;
 	bool tx_budget_set;
 	bool busy_poll;
+	bool busy_poll_prefer;
 };
 
 /*

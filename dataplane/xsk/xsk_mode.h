@@ -9,4 +9,16 @@ enum ferry_xsk_mode {
 	FERRY_XSK_COPY,
 };
 
+/*
+ * `port add ... busy-poll`: off; on (SO_BUSY_POLL and its budget, and
+ * SO_PREFER_BUSY_POLL where the driver profile says the NAPI a socket
+ * busy-polls also sends its TX ring); prefer (SO_PREFER_BUSY_POLL
+ * whatever the profile says).
+ */
+enum ferry_busy_poll {
+	FERRY_BUSY_POLL_OFF,
+	FERRY_BUSY_POLL_ON,
+	FERRY_BUSY_POLL_PREFER,
+};
+
 #endif /* FERRY_XSK_MODE_H */

@@ -23,12 +23,14 @@ static const struct {
 	const char *driver;
 	bool zerocopy;
 	bool ntuple;
+	/* the busy-polled NAPI sends TX: `busy-poll on` prefers it */
+	bool busy_poll_tx;
 } known[] = {
-	{"veth", false, false},	   {"virtio_net", true, false},
-	{"mlx5_core", true, true}, {"ice", true, true},
-	{"i40e", true, true},	   {"ixgbe", true, true},
-	{"igc", true, true},	   {"ena", false, false},
-	{"bnxt_en", false, true},
+	{"veth", false, false, false},	 {"virtio_net", true, false, false},
+	{"mlx5_core", true, true, true}, {"ice", true, true, true},
+	{"i40e", true, true, true},	 {"ixgbe", true, true, true},
+	{"igc", true, true, true},	 {"ena", false, false, false},
+	{"bnxt_en", false, true, false},
 };
 
 static void test_known_drivers(void **state)
@@ -45,6 +47,9 @@ static void test_known_drivers(void **state)
 		assert_true(p->native_xdp);
 		assert_int_equal(p->zerocopy, known[i].zerocopy);
 		assert_int_equal(p->ntuple, known[i].ntuple);
+		assert_int_equal(p->busy_poll_tx, known[i].busy_poll_tx);
+		/* only a zero-copy socket busy-polls */
+		assert_true(!p->busy_poll_tx || p->zerocopy);
 		/* need_wakeup: zero-copy drivers flag the fill ring, copy
 		 * mode always flags TX; never both, never neither. */
 		assert_int_equal(p->wakeup_fill, p->zerocopy);

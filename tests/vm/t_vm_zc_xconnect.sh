@@ -16,8 +16,9 @@
 # reason); the UMEM's frames are all accounted for; and (guest_lib) ferryd
 # ends cleanly and dmesg has no WARN/BUG.
 # Arguments: the TCP transfer in MiB (default 8); `busy-poll`: the ports
-# with `busy-poll on` (SO_PREFER_BUSY_POLL on the zero-copy sockets, which
-# get a NAPI id on a zero-copy bind).
+# with `busy-poll on` (SO_BUSY_POLL on the zero-copy sockets, which get a
+# NAPI id on a zero-copy bind; without SO_PREFER_BUSY_POLL, which the
+# virtio_net profile leaves off: with it TX waits for an interrupt).
 set -uo pipefail
 # shellcheck source=guest_lib.sh
 . "$(dirname "$0")/guest_lib.sh"
@@ -60,6 +61,8 @@ ctl xconnect add p1 p0 path xsk >/dev/null || bad "xconnect add p1 p0 path xsk"
 if ((${#BUSY[@]})); then
 	for p in p0 p1; do
 		[[ $(ctl -j port show $p | jq -r '.data[0].busy_poll') == true ]] || bad "$p: busy_poll not on"
+		[[ $(ctl -j port show $p | jq -r '.data[0].busy_poll_prefer') == false ]] ||
+			bad "$p: busy_poll_prefer on virtio_net (its zero-copy TX has a NAPI of its own)"
 	done
 fi
 for p in p0 p1; do
