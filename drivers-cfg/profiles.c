@@ -51,6 +51,7 @@ static const struct ferry_driver_profile profiles[] = {
 		.driver = "virtio_net",
 		.native_xdp = true,
 		.zerocopy = true,
+		.xdp_queues_rx_only = true,
 		.wakeup_fill = true,
 		.wakeup_tx_always = false,
 		.headroom = XDP_HEADROOM,

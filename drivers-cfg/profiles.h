@@ -35,6 +35,13 @@ struct ferry_driver_profile {
 	 * (virtio_net): there prefer leaves TX to the next TX interrupt.
 	 */
 	bool busy_poll_tx;
+	/*
+	 * The RX queues its XDP attach brings into use (a queue pair per
+	 * CPU for XDP_TX, when the device has them) receive into AF_XDP
+	 * sockets, but never send their TX rings (virtio_net's
+	 * is_xdp_raw_buffer_queue): the workers transmit on other queues.
+	 */
+	bool xdp_queues_rx_only;
 	uint16_t headroom;     /* XDP headroom the driver reserves */
 	uint16_t ring_default; /* NIC descriptors per RX ring */
 	uint16_t ring_max;

@@ -189,18 +189,6 @@ static int workers_default(struct ferry *f, int nic_node, struct ferry_err *msg)
 
 /* --------------------------------------------------------------- ports */
 
-/* The pq of port p that worker w serves, or NULL. */
-static struct ferry_pq *pq_on_worker(struct ferry_port *p,
-				     struct ferry_worker *w)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->n_queues; i++)
-		if (p->pq[i].w == w && (p->pq[i].xsk || p->pq[i].dq))
-			return &p->pq[i];
-	return NULL;
-}
-
 static void port_free(struct ferry *f, struct ferry_port *p)
 {
 	ferry_port_wire_release(p);
@@ -725,9 +713,11 @@ int ferry_app_set(struct ferry *f, const char *port, enum ferry_app app,
 		struct ferry_pq *pq = &p->pq[i], *out = NULL;
 
 		if (app == FERRY_APP_XCONNECT)
-			out = pq_on_worker(peer, pq->w);
+			out = ferry_port_tx_pq(peer, pq->w);
 		else if (app == FERRY_APP_REFLECT)
-			out = pq;
+			out = ferry_port_pq_can_tx(p, i)
+				      ? pq
+				      : ferry_port_tx_pq(p, pq->w);
 		if (app == FERRY_APP_XCONNECT && !out)
 			missing++;
 		ferry_worker_pause(pq->w);

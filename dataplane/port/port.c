@@ -618,6 +618,18 @@ struct ferry_worker *ferry_port_pq_worker(const struct ferry_workers *wk,
 	return NULL;
 }
 
+struct ferry_pq *ferry_port_tx_pq(struct ferry_port *p,
+				  const struct ferry_worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++)
+		if (p->pq[i].w == w && (p->pq[i].xsk || p->pq[i].dq) &&
+		    ferry_port_pq_can_tx(p, i))
+			return &p->pq[i];
+	return NULL;
+}
+
 /* A spread port's sockets sit at their worker's slot, not a queue. */
 static uint32_t xsk_key(const struct ferry_port *p, uint32_t i)
 {

@@ -114,6 +114,8 @@ struct ferry_port {
 	struct ferry_pq *pq;	    /* n_queues of them */
 	uint64_t verdict_base[FERRY_R__COUNT];
 	char numa_warning[256]; /* empty: workers on the NIC's node */
+	/* empty: every worker serving a queue of the port can send on it */
+	char tx_warning[384];
 	/* health, kept by the control thread's watch (health.c) */
 	enum ferry_port_state state;
 	bool link_down;
@@ -232,6 +234,23 @@ static inline bool ferry_port_busy_prefer(const struct ferry_port *p)
 	       (p->req.busy_poll == FERRY_BUSY_POLL_ON &&
 		p->profile->busy_poll_tx);
 }
+
+/* Whether queue i (from q_first) of p sends what its socket's TX ring
+ * holds: not one the XDP attach added on a driver whose added queues
+ * only receive (profile xdp_queues_rx_only). */
+static inline bool ferry_port_pq_can_tx(const struct ferry_port *p, uint32_t i)
+{
+	return !(p->profile->xdp_queues_rx_only && p->n_queues_pre_xdp &&
+		 i >= p->n_queues_pre_xdp);
+}
+
+/*
+ * The queue of p that worker w transmits on: its first bound queue that
+ * sends (ferry_port_pq_can_tx). NULL when w has none: frames w would
+ * send out of p are dropped as no_tx_queue.
+ */
+struct ferry_pq *ferry_port_tx_pq(struct ferry_port *p,
+				  const struct ferry_worker *w);
 
 /* Sums the per-CPU verdict counters (packets) into out[FERRY_R__COUNT]. */
 int ferry_port_verdicts(const struct ferry_port *p, uint64_t *out);

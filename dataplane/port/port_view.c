@@ -47,6 +47,8 @@ void ferry_port_view(const struct ferry_port *p,
 	}
 	if (p->numa_warning[0])
 		json_array_append_new(warnings, json_string(p->numa_warning));
+	if (p->tx_warning[0])
+		json_array_append_new(warnings, json_string(p->tx_warning));
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0],
 		 p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
 	json_object_set_new(o, "name", json_string(p->name));
@@ -65,6 +67,14 @@ void ferry_port_view(const struct ferry_port *p,
 		json_string(!p->req.xdp_given ? "profile" : "request"));
 	json_object_set_new(o, "queue_first", json_integer(p->q_first));
 	json_object_set_new(o, "queues", json_integer(p->n_queues));
+	/* Queues the XDP attach added that receive only (virtio_net): the
+	 * workers send on the others. */
+	if (p->n_queues > 0 && !ferry_port_pq_can_tx(p, p->n_queues - 1))
+		json_object_set_new(
+			o, "rx_only_queues",
+			json_pack("[i,i]",
+				  (int)(p->q_first + p->n_queues_pre_xdp),
+				  (int)(p->q_first + p->n_queues - 1)));
 	json_object_set_new(o, "mode", json_string(mode_name(p->zerocopy)));
 	json_object_set_new(o, "mode_requested",
 			    json_string(mode_req_names[p->req.mode]));

@@ -158,6 +158,34 @@ static void native_close(const struct ferry_port_env *env, struct ferry_port *p)
 	ferry_port_xdp_unload(p);
 }
 
+/* Says (log, port show's warnings) the first worker that serves queues
+ * of p but has none to send on. */
+static void tx_queues_check(const struct ferry_port_env *env,
+			    struct ferry_port *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_queues; i++) {
+		struct ferry_worker *w = p->pq[i].w;
+		uint32_t j;
+
+		for (j = 0; j < i && p->pq[j].w != w; j++)
+			;
+		if (j < i || !w || ferry_port_tx_pq(p, w))
+			continue;
+		snprintf(p->tx_warning, sizeof(p->tx_warning),
+			 "worker %d serves queue %u, which receives only (%s "
+			 "adds it with XDP), and no queue it can send on: what "
+			 "it sends out of %s is dropped as no_tx_queue; give "
+			 "%s at least %d combined channels before 'port add' "
+			 "(ethtool -L)",
+			 w->id, p->pq[i].queue, p->driver, p->name, p->ifname,
+			 env->workers->n);
+		log_warn("port %s: %s", p->name, p->tx_warning);
+		return;
+	}
+}
+
 /*
  * A port given every queue binds every queue in use once XDP is attached.
  * Some drivers use more RX queues with XDP on: virtio_net adds a queue pair
@@ -182,9 +210,14 @@ int ferry_port_queues_follow(const struct ferry_port_env *env,
 	if (err)
 		return err;
 	log_info("port %s: %s uses %u RX queues with XDP attached (%u "
-		 "before): queues %u-%u bound as well",
+		 "before): queues %u-%u bound as well%s",
 		 p->name, p->ifname, n, was, p->q_first + was,
-		 p->q_first + n - 1);
+		 p->q_first + n - 1,
+		 p->profile->xdp_queues_rx_only
+			 ? " (receive only: the driver sends no AF_XDP TX "
+			   "there)"
+			 : "");
+	tx_queues_check(env, p);
 	return 0;
 }
 

@@ -100,14 +100,12 @@ static int worker_idx(const struct ferry_workers *ws,
 	return -1;
 }
 
+/* The router sends through AF_XDP sockets only. */
 static struct ferry_pq *pq_on(struct ferry_port *p, struct ferry_worker *w)
 {
-	uint32_t i;
+	struct ferry_pq *q = ferry_port_tx_pq(p, w);
 
-	for (i = 0; i < p->n_queues; i++)
-		if (p->pq[i].w == w && p->pq[i].xsk)
-			return &p->pq[i];
-	return NULL;
+	return q && q->xsk ? q : NULL;
 }
 
 /* What route_frame() reads of the ports and their VLANs. */
