@@ -47,7 +47,8 @@
 	X(EINTR)                                                               \
 	X(ENETDOWN)                                                            \
 	X(EADDRNOTAVAIL)                                                       \
-	X(EAFNOSUPPORT)
+	X(EAFNOSUPPORT)                                                        \
+	X(EMSGSIZE)
 
 #define CTL_ERRNO_ENTRY(e) {e, #e},
 static const struct {

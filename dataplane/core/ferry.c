@@ -258,14 +258,45 @@ static int spread_check(const struct ferry *f,
  * family (p->caps), the profile's where not. An explicit request is
  * always tried as asked.
  */
-static void port_apply_profile(struct ferry_port *p,
-			       const struct ferry_port_params *pp)
+/*
+ * The bind mode and the XDP mode from the request, the driver's answers
+ * and its profile. An MTU whose frames a zero-copy socket here cannot take
+ * whole (ferry_port_zc_frame_max) makes `mode auto` bind in copy mode,
+ * which takes multi-buffer frames on every driver, and refuses `mode zc`.
+ */
+static int port_apply_profile(struct ferry_port *p,
+			      const struct ferry_port_params *pp, uint32_t mtu,
+			      struct ferry_err *msg)
 {
+	/* the longest frame: the MTU, an Ethernet header, a VLAN tag */
+	uint32_t frame = mtu + 18;
+
 	p->mode_bind = p->req.mode;
 	if (p->req.mode == FERRY_XSK_AUTO && !p->caps.zerocopy)
 		p->mode_bind = FERRY_XSK_COPY;
 	p->xdp_generic =
 		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
+	if (p->mode_bind == FERRY_XSK_COPY || pp->dpdk ||
+	    frame <= ferry_port_zc_frame_max(p))
+		return 0;
+	if (p->mode_bind == FERRY_XSK_ZC)
+		return ferry_fail(
+			msg, -EMSGSIZE,
+			"mode zc on %s: MTU %u needs %u-byte frames; a "
+			"zero-copy one holds %u, as %s takes no multi-buffer "
+			"frames in zero-copy (%s); use 'mode copy' (whole "
+			"frames) or an MTU of at most %u",
+			p->ifname, mtu, frame, FERRY_ZC_SINGLE_FRAME, p->driver,
+			p->caps.zc_multibuf_from == FERRY_CAPS_KERNEL
+				? "kernel: xdp-zc-max-segs 1"
+				: "profile",
+			FERRY_ZC_SINGLE_FRAME - 18);
+	p->mode_bind = FERRY_XSK_COPY;
+	snprintf(p->caps.why_no_zc, sizeof(p->caps.why_no_zc),
+		 "MTU %u needs multi-buffer frames, which %s takes in copy "
+		 "mode only",
+		 mtu, p->driver);
+	return 0;
 }
 
 /* Warns (never moves anything) when p's workers sit off the NIC's node. */
@@ -370,7 +401,18 @@ int ferry_port_add(struct ferry *f, const struct ferry_port_params *pp,
 	p->n_queues = pp->queues_given ? pp->n_queues : ifi.n_rxq;
 	if (p->n_queues > FERRY_MAX_QUEUES)
 		p->n_queues = FERRY_MAX_QUEUES;
-	port_apply_profile(p, pp);
+	{
+		unsigned int flags;
+		uint32_t mtu = 0;
+
+		if (ferry_link_get(f->ifreq_fd, pp->ifname, &flags, &mtu))
+			mtu = 0;
+		err = port_apply_profile(p, pp, mtu, msg);
+		if (err) {
+			free(p);
+			return err;
+		}
+	}
 	if (pp->spread_cpus && p->xdp_generic) {
 		ferry_fail(msg, -EOPNOTSUPP,
 			   "spread needs native XDP, and profile %s picks "

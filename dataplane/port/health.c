@@ -74,6 +74,17 @@ static void check_link(int ifreq_fd, struct ferry_port *p)
 			 p->name, p->ifname, p->mtu, mtu);
 		ferry_port_set_mtu(p, mtu);
 		p->events.mtu_changed++;
+		p->mtu_warning[0] = '\0';
+		if (p->zerocopy && mtu + 18 > ferry_port_zc_frame_max(p)) {
+			snprintf(p->mtu_warning, sizeof(p->mtu_warning),
+				 "MTU %u: frames over %u bytes do not fit a "
+				 "zero-copy socket here (%s takes no multi-"
+				 "buffer frames in zero-copy) and the driver "
+				 "drops them (its rx_dropped); re-add the port "
+				 "in mode copy to carry them",
+				 mtu, FERRY_ZC_SINGLE_FRAME, p->driver);
+			log_warn("port %s: %s", p->name, p->mtu_warning);
+		}
 	}
 }
 

@@ -116,6 +116,8 @@ struct ferry_port {
 	char numa_warning[256]; /* empty: workers on the NIC's node */
 	/* empty: every worker serving a queue of the port can send on it */
 	char tx_warning[384];
+	/* empty: the MTU's frames fit a zero-copy socket (set on a change) */
+	char mtu_warning[256];
 	/* health, kept by the control thread's watch (health.c) */
 	enum ferry_port_state state;
 	bool link_down;
@@ -233,6 +235,18 @@ static inline bool ferry_port_busy_prefer(const struct ferry_port *p)
 	return p->req.busy_poll == FERRY_BUSY_POLL_PREFER ||
 	       (p->req.busy_poll == FERRY_BUSY_POLL_ON &&
 		p->profile->busy_poll_tx);
+}
+
+/*
+ * The longest frame a zero-copy socket of p receives: one UMEM frame less
+ * the XDP headroom (256) where the driver takes no multi-buffer frames in
+ * zero-copy (xdp-zc-max-segs 1: virtio_net), else unbounded. Longer ones
+ * the driver drops before XDP runs (its rx_dropped, not ferry's counters).
+ */
+#define FERRY_ZC_SINGLE_FRAME (FERRY_FRAME_SIZE - 256)
+static inline uint32_t ferry_port_zc_frame_max(const struct ferry_port *p)
+{
+	return p->caps.zc_multibuf ? UINT32_MAX : FERRY_ZC_SINGLE_FRAME;
 }
 
 /* Whether queue i (from q_first) of p sends what its socket's TX ring

@@ -47,6 +47,8 @@ void ferry_port_view(const struct ferry_port *p,
 	}
 	if (p->numa_warning[0])
 		json_array_append_new(warnings, json_string(p->numa_warning));
+	if (p->mtu_warning[0])
+		json_array_append_new(warnings, json_string(p->mtu_warning));
 	if (p->tx_warning[0])
 		json_array_append_new(warnings, json_string(p->tx_warning));
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0],

@@ -26,7 +26,7 @@
 #
 # Environment: FERRY_VM_CACHE (default /var/cache/ferry-vm), FERRY_VM_SMP (2),
 # FERRY_VM_MEM (2G), FERRY_VM_IOMMU_PLATFORM (on), FERRY_VM_QUEUES (1),
-# FERRY_VM_NICS (2).
+# FERRY_VM_NICS (2), FERRY_VM_MTU (the taps' MTU, with FERRY_VM_QUEUES > 1).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -73,7 +73,7 @@ if ((Q > 1)); then
 	ip netns add "$NS"
 	for ((k = 0; k < NICS; k++)); do
 		ip -n "$NS" tuntap add dev t$k mode tap multi_queue vnet_hdr
-		ip -n "$NS" link set t$k up
+		ip -n "$NS" link set t$k up ${FERRY_VM_MTU:+mtu $FERRY_VM_MTU}
 		ip netns exec "$NS" tc qdisc add dev t$k clsact
 	done
 	for ((k = 0; k < NICS; k += 2)); do
