@@ -19,8 +19,8 @@
 #include <linux/inet_diag.h>
 #include <linux/magic.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include <libmnl/libmnl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -911,29 +911,37 @@ static bool ports_match(const struct ferry_sockmap_params *p, uint16_t port)
 	return false;
 }
 
+/* What the sock_diag dump's callback needs. */
+struct seed_ctx {
+	int map_fd;
+	uint64_t netns;
+	const struct ferry_sockmap_params *p;
+	int added;
+};
+
 /* One listener of a sock_diag reply into ferry_sm_listeners, keyed as
- * the BPF side's listener_key() does; 1 when it was added. */
-static int listener_seed_one(int map_fd, uint64_t netns,
-			     const struct ferry_sockmap_params *p,
-			     const struct nlmsghdr *h)
+ * the BPF side's listener_key() does (mnl_cb_run's callback). */
+static int listener_seed_one(const struct nlmsghdr *h, void *data)
 {
 	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
-	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct seed_ctx *c = data;
+	const struct inet_diag_msg *m;
 	struct ferry_sm_svc_key k = {0};
-	int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-	const struct rtattr *a = (const void *)(m + 1);
+	const struct nlattr *a;
 	__u64 cg = 0;
 
-	if (len < 0)
-		return 0;
-	for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
-		if (a->rta_type == INET_DIAG_CGROUP_ID &&
-		    RTA_PAYLOAD(a) >= sizeof(cg))
-			memcpy(&cg, RTA_DATA(a), sizeof(cg));
+	if (mnl_nlmsg_get_payload_len(h) < sizeof(*m))
+		return MNL_CB_OK;
+	m = mnl_nlmsg_get_payload(h);
+	mnl_attr_for_each(a, h,
+			  sizeof(*m)) if (mnl_attr_get_type(a) ==
+						  INET_DIAG_CGROUP_ID &&
+					  !mnl_attr_validate(a, MNL_TYPE_U64))
+		cg = mnl_attr_get_u64(a);
 	k.port = ntohs(m->id.idiag_sport);
-	if (!cg || !ports_match(p, k.port))
-		return 0;
-	k.netns = netns;
+	if (!cg || !ports_match(c->p, k.port))
+		return MNL_CB_OK;
+	k.netns = c->netns;
 	k.family = m->idiag_family == AF_INET ? 4 : 6;
 	memcpy(k.addr, m->id.idiag_src, sizeof(k.addr));
 	if (k.family == 4) {
@@ -944,7 +952,39 @@ static int listener_seed_one(int map_fd, uint64_t netns,
 		k.addr[1] = k.addr[2] = k.addr[3] = 0;
 	}
 	/* One listen() made since the attach knows better. */
-	return bpf_map_update_elem(map_fd, &k, &cg, BPF_NOEXIST) == 0;
+	if (!bpf_map_update_elem(c->map_fd, &k, &cg, BPF_NOEXIST))
+		c->added++;
+	return MNL_CB_OK;
+}
+
+/* Dumps family's TCP listeners into the map: 0 or -errno. */
+static int listeners_dump(struct mnl_socket *nl, int family, struct seed_ctx *c)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int seq = (unsigned int)family, portid;
+	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
+	struct inet_diag_req_v2 *r;
+	ssize_t n;
+	int ret;
+
+	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	h->nlmsg_seq = seq;
+	r = mnl_nlmsg_put_extra_header(h, sizeof(*r));
+	r->sdiag_family = (__u8)family;
+	r->sdiag_protocol = IPPROTO_TCP;
+	r->idiag_states = 1u << 10; /* TCP_LISTEN */
+	if (mnl_socket_sendto(nl, h, h->nlmsg_len) < 0)
+		return -errno;
+	portid = mnl_socket_get_portid(nl);
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, listener_seed_one,
+				 c);
+	} while (ret > MNL_CB_STOP);
+	return ret < 0 ? -errno : 0;
 }
 
 /*
@@ -961,69 +1001,29 @@ static int listener_seed_one(int map_fd, uint64_t netns,
 static int listeners_seed(const struct sm_inst *in,
 			  const struct ferry_sockmap_params *p)
 {
-	static const int families[] = {AF_INET, AF_INET6};
-	int map_fd = bpf_map__fd(in->skel->maps.ferry_sm_listeners);
-	socklen_t nl = sizeof(uint64_t);
-	uint64_t netns;
-	char buf[16384];
-	int fd, err = 0, n = 0;
-	unsigned f;
+	struct seed_ctx c = {
+		.map_fd = bpf_map__fd(in->skel->maps.ferry_sm_listeners),
+		.p = p,
+	};
+	socklen_t len = sizeof(c.netns);
+	struct mnl_socket *nl;
+	int err;
 
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
+	nl = mnl_socket_open2(NETLINK_SOCK_DIAG, SOCK_CLOEXEC);
+	if (!nl)
 		return -errno;
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &nl)) {
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) ||
+	    getsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_NETNS_COOKIE,
+		       &c.netns, &len)) {
 		err = -errno;
 		goto out_sock;
 	}
-	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
-		struct {
-			struct nlmsghdr h;
-			struct inet_diag_req_v2 r;
-		} req = {
-			.h = {.nlmsg_len = sizeof(req),
-			      .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-			.r = {.sdiag_family = (__u8)families[f],
-			      .sdiag_protocol = IPPROTO_TCP,
-			      .idiag_states = 1u << 10 /* TCP_LISTEN */},
-		};
-		bool done = false;
-
-		if (send(fd, &req, sizeof(req), 0) < 0) {
-			err = -errno;
-			goto out_sock;
-		}
-		while (!done) {
-			ssize_t got = recv(fd, buf, sizeof(buf), 0);
-			const struct nlmsghdr *h = (const void *)buf;
-			int left = (int)got;
-
-			if (got < 0) {
-				err = -errno;
-				goto out_sock;
-			}
-			if (!got)
-				break;
-			for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-				if (h->nlmsg_type == NLMSG_DONE) {
-					done = true;
-					break;
-				}
-				if (h->nlmsg_type == NLMSG_ERROR) {
-					const struct nlmsgerr *e =
-						NLMSG_DATA(h);
-
-					err = e->error ? e->error : -EIO;
-					goto out_sock;
-				}
-				n += listener_seed_one(map_fd, netns, p, h);
-			}
-		}
-	}
+	err = listeners_dump(nl, AF_INET, &c);
+	if (!err)
+		err = listeners_dump(nl, AF_INET6, &c);
 out_sock:
-	close(fd);
-	return err ? err : n;
+	mnl_socket_close(nl);
+	return err ? err : c.added;
 }
 
 /* ------------------------------------------------------ quiet periods */
