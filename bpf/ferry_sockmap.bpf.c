@@ -89,6 +89,9 @@ const volatile __u32 default_decision = FERRY_SM_D_LEARN;
 const volatile struct ferry_sm_rule rule = FERRY_SM_RULE_DEFAULT;
 const volatile __u64 fold_writes = 64; /* a socket folds every N writes */
 const volatile __u64 ev_cap = 1 << 16; /* evidence halves past N writes */
+/* The lag guard (ferry_abi.h): unread bytes a redirected direction's peer
+ * may have before it moves to TCP; 0: off. */
+const volatile __u64 lag_max = FERRY_SM_LAG_MAX_DEFAULT;
 
 /* Run-time knobs, written by userspace through the mmap'd .bss. */
 __u32 draining;		/* detach in progress: add nothing, redirect nothing */
@@ -117,6 +120,8 @@ __u32 cg_policies;
  * without it (its listener was not seen: in another namespace than
  * ferryd's, listening since before the attach). */
 __u64 cg_missed;
+/* Directions the lag guard moved to TCP. */
+__u64 lag_moves;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -669,6 +674,12 @@ int ferry_sm_verdict(struct sk_msg_md *msg)
 		__sync_fetch_and_add(&fl->verdict_runs, 1);
 	if (draining || (fl && fl->state == FERRY_SM_DIR_TCP))
 		goto tcp;
+	if (fl && lag_max &&
+	    (__s64)(fl->bytes_redirected - fl->bytes_read) > (__s64)lag_max) {
+		fl->lagged = 1;
+		__sync_fetch_and_add(&lag_moves, 1);
+		goto tcp;
+	}
 	key_swap(&me, &peer);
 	if (mode == FERRY_SM_PERMANENT)
 		flags |= FERRY_SM_F_PERMANENT;
@@ -681,7 +692,8 @@ int ferry_sm_verdict(struct sk_msg_md *msg)
 	if (fl)
 		__sync_fetch_and_add(&fl->redirects, 1);
 	if (mode == FERRY_SM_APPLY_BYTES)
-		bpf_msg_apply_bytes(msg, FERRY_SM_APPLY_MAX);
+		bpf_msg_apply_bytes(msg, lag_max ? (__u32)(lag_max / 4)
+						 : FERRY_SM_APPLY_MAX);
 	return SK_PASS;
 tcp:
 	if (fl)
@@ -737,8 +749,20 @@ int BPF_PROG(ferry_sm_recvd, struct sock *sk, int ret, int flags)
 	if (ret <= 0 || (flags & FERRY_MSG_PEEK))
 		return 0;
 	st = bpf_sk_storage_get(&ferry_sm_sks, sk, 0, 0);
-	if (st && !st->recv_since_send)
+	if (!st)
+		return 0;
+	if (!st->recv_since_send)
 		st->recv_since_send = 1;
+	/* The lag guard's reads: into the direction this socket reads. */
+	if (st->redirected && lag_max) {
+		struct ferry_sock_key peer;
+		struct ferry_sm_flow *fl;
+
+		key_swap(&st->key, &peer);
+		fl = bpf_map_lookup_elem(&ferry_sm_flows, &peer);
+		if (fl)
+			__sync_fetch_and_add(&fl->bytes_read, ret);
+	}
 	return 0;
 }
 

@@ -85,13 +85,20 @@ static const struct ctl_opt attach_rows[] = {
 	 .size = sizeof(__u64), .max = FERRY_SM_RULE_BYTES_MAX,
 	 .metavar = "BYTES",
 	 .help = "learning: a stream is redirected when its mean write is at "
-		 "least this; 0: every stream is"},
+		 "least this; 0: every stream is (default 1 GiB: none is)"},
+	{"lag-max", CTL_OPT_U64, 0,
+	 .off = offsetof(struct ferry_sockmap_params, lag_max),
+	 .size = sizeof(uint64_t), .max = FERRY_SM_LAG_MAX_MAX,
+	 .metavar = "BYTES",
+	 .help = "a redirected direction whose reader has more unread goes "
+		 "to plain TCP; 0: no bound"},
 };
 
 static const struct ferry_sockmap_params attach_dflt = {
 	.mode = FERRY_SM_MODE_AUTO,
 	.dflt = FERRY_SM_D_LEARN,
 	.rule = FERRY_SM_RULE_DEFAULT,
+	.lag_max = FERRY_SM_LAG_MAX_DEFAULT,
 };
 
 static const struct ctl_syntax attach_syntax = {

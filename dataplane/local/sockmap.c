@@ -380,6 +380,7 @@ static struct sm_inst *inst_load(int mode, const struct ferry_sockmap_params *p,
 		       p->n_ranges * sizeof(p->ranges[0]));
 		memcpy((void *)&in->skel->rodata->rule, &p->rule,
 		       sizeof(p->rule));
+		in->skel->rodata->lag_max = p->lag_max;
 	}
 	/* The probe needs neither the cgroup hook nor the byte counter. */
 	if (probe) {
@@ -1183,6 +1184,13 @@ int ferry_sockmap_attach(struct ferry_sockmap *sm,
 		return ferry_fail(msg, -EINVAL,
 				  "cgroup path with a double quote or a "
 				  "newline: not supported");
+	if (p->lag_max && (p->lag_max < FERRY_SM_LAG_MAX_MIN ||
+			   p->lag_max > FERRY_SM_LAG_MAX_MAX))
+		return ferry_fail(
+			msg, -ERANGE,
+			"lag-max %llu: 0 (no bound) or %u to %u bytes",
+			(unsigned long long)p->lag_max, FERRY_SM_LAG_MAX_MIN,
+			FERRY_SM_LAG_MAX_MAX);
 	cgfd = cgroup_open(p->cgroup, msg);
 	if (cgfd < 0)
 		return cgfd;
@@ -1366,17 +1374,19 @@ static json_t *flows_json(const struct sm_inst *in)
 		json_array_append_new(
 			arr,
 			json_pack(
-				"{s:s, s:s, s:i, s:I, s:s, s:b, s:I, s:I, s:I, "
-				"s:I}",
+				"{s:s, s:s, s:i, s:I, s:s, s:b, s:b, s:I, s:I, "
+				"s:I, s:I, s:I}",
 				"src", src, "dst", dst, "family", k.family,
 				"netns", (json_int_t)k.netns, "path",
 				fl.state == FERRY_SM_DIR_TCP ? "tcp"
 							     : "redirect",
-				"closed", fl.closed, "verdict_runs",
-				(json_int_t)fl.verdict_runs, "redirects",
-				(json_int_t)fl.redirects, "bytes_redirected",
+				"closed", fl.closed, "lagged", fl.lagged,
+				"verdict_runs", (json_int_t)fl.verdict_runs,
+				"redirects", (json_int_t)fl.redirects,
+				"bytes_redirected",
 				(json_int_t)fl.bytes_redirected, "bytes_tcp",
-				(json_int_t)fl.bytes_tcp));
+				(json_int_t)fl.bytes_tcp, "bytes_read",
+				(json_int_t)fl.bytes_read));
 	}
 	return arr;
 }
@@ -1480,14 +1490,15 @@ static json_t *inst_json(const struct sm_inst *in)
 	const struct ferry_sm_rule rule = sm_rule(in);
 
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:b, s:i, "
-		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
+		"{s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I}, s:I, s:b, s:i, "
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 		"cgroup", in->cgroup, "ports", in->ports[0] ? in->ports : "any",
 		"verdict", ferry_sockmap_mode_name(in->mode_asked), "mechanism",
 		mode_names[in->mode], "default", decision_names[in->dflt],
 		"rule", "warmup", (json_int_t)rule.learn_samples, "rr_max",
 		(json_int_t)rule.rr_max_bytes_per_turn, "min_write",
-		(json_int_t)rule.min_mean_write, "measuring", !b->quiet,
+		(json_int_t)rule.min_mean_write, "lag_max",
+		(json_int_t)in->skel->rodata->lag_max, "measuring", !b->quiet,
 		"sockets", sock_count(in), "counters", "sockets_added",
 		(json_int_t)b->added, "add_failed", (json_int_t)b->add_failed,
 		"not_local", (json_int_t)b->not_local, "no_flow_slot",
@@ -1496,7 +1507,8 @@ static json_t *inst_json(const struct sm_inst *in)
 		(json_int_t)b->decided_redirect, "decided_plain",
 		(json_int_t)b->decided_plain, "quiet_plain",
 		(json_int_t)b->quiet_plain, "cg_missed",
-		(json_int_t)b->cg_missed, "flows", flows_json(in));
+		(json_int_t)b->cg_missed, "lag_moves", (json_int_t)b->lag_moves,
+		"flows", flows_json(in));
 }
 
 json_t *ferry_sockmap_show(struct ferry_sockmap *sm)
@@ -1535,6 +1547,7 @@ int ferry_sockmap_get(const struct ferry_sockmap *sm,
 	p->mode = in->mode_asked;
 	p->dflt = in->dflt;
 	p->rule = sm_rule(in);
+	p->lag_max = in->skel->rodata->lag_max;
 	/* The ports as given parsed again: they were accepted then. */
 	if (in->ports[0] &&
 	    ferry_sockmap_parse_ports(in->ports, p->ranges, &p->n_ranges, &msg))

@@ -39,6 +39,9 @@ struct ferry_sockmap_params {
 	int mode;	   /* enum ferry_sm_mode or FERRY_SM_MODE_AUTO */
 	int dflt;	   /* enum ferry_sm_decision: services without policy */
 	struct ferry_sm_rule rule; /* the learning rule's thresholds */
+	/* the lag guard (ferry_abi.h): 0 off, else FERRY_SM_LAG_MAX_MIN to
+	 * FERRY_SM_LAG_MAX_MAX unread bytes */
+	uint64_t lag_max;
 };
 
 /* Where a relative cgroup path starts. */

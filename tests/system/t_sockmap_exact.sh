@@ -103,14 +103,17 @@ assert_eq "programs on the cgroup after the refusals" 0 "$(cg_progs)"
 assert_json .data.ferryd 0.1.0 "$(tb_do dut version)"
 
 # ---- attach ----
-out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000-7010,7020 default redirect)
+# lag-max 0: no lag guard, so the verdict lasts 4 GiB - 1 bytes and every
+# byte is redirected however far the reader falls behind (t_sockmap_lag
+# tests the guard, on by default).
+out=$(tb_do dut sockmap attach cgroup "$CG" ports 7000-7010,7020 default redirect lag-max 0)
 assert_json .data.mechanism apply-bytes "$out"
 assert_json .data.verdict auto "$out"
 assert_json .data.ports 7000-7010,7020 "$out"
 assert_eq "programs on the cgroup" 1 "$(cg_progs)"
 err EBUSY sockmap attach cgroup "$CG"
 assert_eq "programs on the cgroup after a second attach" 1 "$(cg_progs)"
-assert_match "show config" "sockmap attach cgroup \"$CG\" ports 7000-7010,7020 default redirect$" \
+assert_match "show config" "sockmap attach cgroup \"$CG\" ports 7000-7010,7020 default redirect lag-max 0$" \
 	"$(tb_ctlj dut show config | jq -r .data)"
 
 # ---- byte-exact, every byte redirected, one verdict per flow ----

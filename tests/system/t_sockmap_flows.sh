@@ -32,7 +32,9 @@ tb_ferryd h dut
 # 1000 flows: 2000 sockets plus the server's threads.
 ulimit -n 8192
 
-tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 default redirect >/dev/null
+# lag-max 0: the slow reader below queues 40 MB, past the lag guard's
+# default bound (t_sockmap_lag tests the guard).
+tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 default redirect lag-max 0 >/dev/null
 
 # server PORT ARGS...: starts a tcpx server in the cgroup, waits until it
 # listens; its PID in SRV_PID, its output in $TB_RUN/srv-PORT.json.
@@ -125,7 +127,7 @@ for ((i = 0; i < 50; i++)); do
 	tb_ctlj dut sockmap show | jq -e '.data.draining == null' >/dev/null && break
 	sleep 0.1
 done
-tb_do dut sockmap attach cgroup "$CG" ports 7003 default redirect >/dev/null
+tb_do dut sockmap attach cgroup "$CG" ports 7003 default redirect lag-max 0 >/dev/null
 big=$((2 * 1024 * 1024 * 1024))
 # The reader at 400 MB/s: the 2 GiB take ~5 s, so the detach below lands
 # mid-flow even when each status call is slow (unpaced, under ASan, the

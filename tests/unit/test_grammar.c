@@ -410,7 +410,7 @@ static void test_usage_from_rows(void **state)
 		 "cgroup PATH [ports LIST] "
 		 "[verdict auto|permanent|apply-bytes|per-message] "
 		 "[default learn|plain|redirect] [warmup N] [rr-max BYTES] "
-		 "[min-write BYTES]");
+		 "[min-write BYTES] [lag-max BYTES]");
 	usage_is("sockmap policy add dst",
 		 "PORT|ADDR:PORT learn|plain|redirect [cgroup PATH]");
 	usage_is("sockmap policy del dst", "PORT|ADDR:PORT [cgroup PATH]");
