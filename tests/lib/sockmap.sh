@@ -19,3 +19,30 @@ sm_stream() {
 	assert_json '"\(.ok) \(.bytes)"' "true $bytes" "$(cat "$out")"
 	assert_json .bytes "$bytes" "$cli"
 }
+
+# sm_testbed: the sockmap tests' host: tcpx built, the testbed, netns h
+# with a child cgroup v2 (its path in CG) and ferryd `dut` in h.
+sm_testbed() {
+	[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
+	tb_init
+	tb_ns h
+	tb_cgroup acc
+	CG=$TB_CGROUP
+	tb_ferryd h dut
+}
+
+# sm_server PORT ARGS...: a tcpx server on 127.0.0.1:PORT in $CG (ARGS:
+# tcpx server's), once it listens; its PID in SRV_PID, its output in
+# $TB_RUN/srv-PORT.json.
+sm_server() {
+	local port=$1
+	shift
+	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/srv-$port.json" --cgroup "$CG" "$@" ||
+		tb_die "tcpx server on $port did not start"
+	SRV_PID=$TB_TCPX_PID
+}
+
+# sm_client ARGS...: tcpx client ARGS in $CG.
+sm_client() {
+	tb_cg_exec h "$CG" "$TCPX" client "$@"
+}

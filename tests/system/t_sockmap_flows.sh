@@ -21,34 +21,16 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/sockmap.sh
+. "$(dirname "$0")/../lib/sockmap.sh"
 
-[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
-
-tb_init
-tb_ns h
-tb_cgroup acc
-CG=$TB_CGROUP
-tb_ferryd h dut
+sm_testbed
 # 1000 flows: 2000 sockets plus the server's threads.
 ulimit -n 8192
 
 # lag-max 0: the slow reader below queues 40 MB, past the lag guard's
 # default bound (t_sockmap_lag tests the guard).
 tb_do dut sockmap attach cgroup "$CG" ports 7000-7010 default redirect lag-max 0 >/dev/null
-
-# server PORT ARGS...: starts a tcpx server in the cgroup, waits until it
-# listens; its PID in SRV_PID, its output in $TB_RUN/srv-PORT.json.
-server() {
-	local port=$1
-	shift
-	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/srv-$port.json" --cgroup "$CG" "$@" ||
-		tb_die "tcpx server on $port did not start"
-	SRV_PID=$TB_TCPX_PID
-}
-
-client() {
-	tb_cg_exec h "$CG" "$TCPX" client "$@"
-}
 
 # dirs JQFILTER: the show's flow directions that match, as one JSON array.
 dirs() {
@@ -57,8 +39,8 @@ dirs() {
 }
 
 # ---- 1000 concurrent flows ----
-server 7000 -n 1000
-client -d 127.0.0.1:7000 -n 65536 -m 1024 -P 1000 --hold 2 >"$TB_RUN/cli-7000.json" \
+sm_server 7000 -n 1000
+sm_client -d 127.0.0.1:7000 -n 65536 -m 1024 -P 1000 --hold 2 >"$TB_RUN/cli-7000.json" \
 	2>"$TB_RUN/cli-7000.err" &
 cp=$!
 tb_track $cp
@@ -85,9 +67,9 @@ assert_json 'map(select(.verdict_runs == 1 and .bytes_redirected == 65536 and .b
 assert_json .data.counters.add_failed 0 "$(tb_do dut sockmap show)"
 
 # ---- the reader closes mid-stream: the writer sees EPIPE ----
-server 7001 --close-after 1M
+sm_server 7001 --close-after 1M
 rc=0
-out=$(client -d 127.0.0.1:7001 -n 256M -m 65536) || rc=$?
+out=$(sm_client -d 127.0.0.1:7001 -n 256M -m 65536) || rc=$?
 wait "$SRV_PID"
 echo "writer: $out"
 echo "reader: $(cat "$TB_RUN/srv-7001.json")"
@@ -99,8 +81,8 @@ sent=$(jq .bytes <<<"$out")
 assert_le "closed reader: bytes the writer was told were sent" $((256 * 1024 * 1024 - 1)) "$sent"
 
 # ---- detach with a slow reader: what is queued for it still arrives ----
-server 7002 --rate 20M
-client -d 127.0.0.1:7002 -n 40M -m 16384 >"$TB_RUN/cli-7002.json" &
+sm_server 7002 --rate 20M
+sm_client -d 127.0.0.1:7002 -n 40M -m 16384 >"$TB_RUN/cli-7002.json" &
 cp=$!
 tb_track $cp
 # The writer runs ahead of the 20 MB/s reader: wait until it has queued it all.
@@ -132,8 +114,8 @@ big=$((2 * 1024 * 1024 * 1024))
 # The reader at 400 MB/s: the 2 GiB take ~5 s, so the detach below lands
 # mid-flow even when each status call is slow (unpaced, under ASan, the
 # transfer was over before the first detach: sockets_to_tcp 0).
-server 7003 --rate 400M
-client -d 127.0.0.1:7003 -n $big -m 65536 >"$TB_RUN/cli-7003.json" &
+sm_server 7003 --rate 400M
+sm_client -d 127.0.0.1:7003 -n $big -m 65536 >"$TB_RUN/cli-7003.json" &
 cp=$!
 tb_track $cp
 for ((i = 0; i < 100; i++)); do

@@ -20,25 +20,11 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/testbed.sh"
 # shellcheck source=../lib/assert.sh
 . "$(dirname "$0")/../lib/assert.sh"
+# shellcheck source=../lib/sockmap.sh
+. "$(dirname "$0")/../lib/sockmap.sh"
 
-[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
+sm_testbed
 
-tb_init
-tb_ns h
-tb_cgroup acc
-CG=$TB_CGROUP
-tb_ferryd h dut
-
-server() {
-	local port=$1
-	shift
-	tb_tcpx_server h "127.0.0.1:$port" "$TB_RUN/srv-$port.json" --cgroup "$CG" "$@" ||
-		tb_die "tcpx server on $port did not start"
-	SRV_PID=$TB_TCPX_PID
-}
-client() {
-	tb_cg_exec h "$CG" "$TCPX" client "$@"
-}
 dir() {
 	tb_ctlj dut sockmap show | jq -c "[.data.flows[]? | select(.dst == \"127.0.0.1:$1\")] | first"
 }
@@ -56,8 +42,8 @@ assert_json .data.lag_max $LAG "$out"
 
 # ---- a flow that cannot lag past lag-max: all redirected, one verdict per window ----
 bytes=$((12 * 1024 * 1024))
-server 7200
-client -d 127.0.0.1:7200 -n $bytes -m 65536 >"$TB_RUN/cli-7200.json"
+sm_server 7200
+sm_client -d 127.0.0.1:7200 -n $bytes -m 65536 >"$TB_RUN/cli-7200.json"
 wait "$SRV_PID"
 assert_json .ok true "$(cat "$TB_RUN/srv-7200.json")"
 assert_json .bytes $bytes "$(cat "$TB_RUN/srv-7200.json")"
@@ -70,8 +56,8 @@ assert_json .verdict_runs $(((bytes + WIN - 1) / WIN)) "$d"
 
 # ---- a writer far ahead of a slow reader ----
 bytes=$((128 * 1024 * 1024))
-server 7201 --rate 20M
-client -d 127.0.0.1:7201 -n $bytes -m 65536 >"$TB_RUN/cli-7201.json"
+sm_server 7201 --rate 20M
+sm_client -d 127.0.0.1:7201 -n $bytes -m 65536 >"$TB_RUN/cli-7201.json"
 rc=0
 wait "$SRV_PID" || rc=$?
 assert_eq "slow reader: server exit code" 0 "$rc"

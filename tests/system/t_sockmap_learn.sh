@@ -31,13 +31,7 @@ set -euo pipefail
 # shellcheck source=../lib/sockmap.sh
 . "$(dirname "$0")/../lib/sockmap.sh"
 
-[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
-
-tb_init
-tb_ns h
-tb_cgroup acc
-CG=$TB_CGROUP
-tb_ferryd h dut
+sm_testbed
 D=dut
 ST=7101 # the 1 KiB stream
 RR=7102 # request/response

@@ -28,13 +28,7 @@ set -euo pipefail
 # shellcheck source=../lib/sockmap.sh
 . "$(dirname "$0")/../lib/sockmap.sh"
 
-[[ -x $TCPX ]] || tb_die "no tcpx at $TCPX (build first)"
-
-tb_init
-tb_ns h
-tb_cgroup acc
-CG=$TB_CGROUP
-tb_ferryd h dut
+sm_testbed
 D=dut
 ST=7201 # the 1 KiB stream
 RR=7202 # request/response

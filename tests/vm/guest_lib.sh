@@ -51,6 +51,32 @@ nic_by_mac() {
 	done
 	return 1
 }
+# four_nics: N0..N3, the guest's NICs by the MACs run.sh gives (FERRY_VM_NICS=4);
+# 1 if one is missing.
+four_nics() {
+	N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
+	N2=$(nic_by_mac 52:54:00:fe:00:02) N3=$(nic_by_mac 52:54:00:fe:00:03)
+	[[ -n $N0 && -n $N1 && -n $N2 && -n $N3 ]] || {
+		bad "four NICs needed (FERRY_VM_NICS=4)"
+		return 1
+	}
+}
+
+# hosts_ab [MTU]: namespaces pa (NIC1, 10.98.0.1/24) and pb (NIC3,
+# 10.98.0.2/24), hosts that know nothing of ferry, their NICs at MTU
+# (default: as they are). After four_nics.
+hosts_ab() {
+	local x ns nic addr
+	for x in pa:"$N1":10.98.0.1 pb:"$N3":10.98.0.2; do
+		IFS=: read -r ns nic addr <<<"$x"
+		ip netns add "$ns"
+		ip link set "$nic" netns "$ns"
+		ip -n "$ns" link set lo up
+		ip -n "$ns" link set "$nic" ${1:+mtu "$1"} up || bad "$ns: $nic up${1:+ at MTU $1}"
+		ip -n "$ns" addr add "$addr/24" dev "$nic"
+	done
+}
+
 # ferryctl on the guest's ferryd.
 ctl() { "$FERRYCTL" -s "$SOCK" "$@"; }
 # ferryd_up: ferryd in the background (its pid in FPID, for finish), its log

@@ -15,20 +15,8 @@
 set -uo pipefail
 # shellcheck source=guest_lib.sh
 . "$(dirname "$0")/guest_lib.sh"
-N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
-N2=$(nic_by_mac 52:54:00:fe:00:02) N3=$(nic_by_mac 52:54:00:fe:00:03)
-[[ -n $N0 && -n $N1 && -n $N2 && -n $N3 ]] || {
-	bad "four NICs needed (FERRY_VM_NICS=4)"
-	exit 1
-}
-for x in pa:"$N1":10.98.0.1 pb:"$N3":10.98.0.2; do
-	IFS=: read -r ns nic addr <<<"$x"
-	ip netns add "$ns"
-	ip link set "$nic" netns "$ns"
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set "$nic" mtu 9000 up || bad "$ns: MTU 9000 on $nic"
-	ip -n "$ns" addr add "$addr/24" dev "$nic"
-done
+four_nics || exit 1
+hosts_ab 9000
 ip link set "$N0" mtu 9000 || bad "MTU 9000 on $N0"
 ip link set "$N2" mtu 9000 || bad "MTU 9000 on $N2"
 ferryd_up

@@ -15,12 +15,7 @@ set -uo pipefail
 # shellcheck source=guest_lib.sh
 . "$(dirname "$0")/guest_lib.sh"
 TCPX=${TCPX:-build/tests/tcpx}
-N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
-N2=$(nic_by_mac 52:54:00:fe:00:02) N3=$(nic_by_mac 52:54:00:fe:00:03)
-[[ -n $N0 && -n $N1 && -n $N2 && -n $N3 ]] || {
-	bad "four NICs needed (FERRY_VM_NICS=4)"
-	exit 1
-}
+four_nics || exit 1
 sysctl -qw net.ipv4.ip_forward=0
 ip addr add 10.97.1.254/24 dev "$N0"
 ip addr add 10.97.2.254/24 dev "$N2"

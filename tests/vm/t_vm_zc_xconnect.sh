@@ -31,20 +31,8 @@ for a in "$@"; do
 done
 TCPX=${TCPX:-build/tests/tcpx}
 SEQFLOW=${SEQFLOW:-build/tests/seqflow}
-N0=$(nic_by_mac 52:54:00:fe:00:00) N1=$(nic_by_mac 52:54:00:fe:00:01)
-N2=$(nic_by_mac 52:54:00:fe:00:02) N3=$(nic_by_mac 52:54:00:fe:00:03)
-[[ -n $N0 && -n $N1 && -n $N2 && -n $N3 ]] || {
-	bad "four NICs needed (FERRY_VM_NICS=4)"
-	exit 1
-}
-for x in pa:"$N1":10.98.0.1 pb:"$N3":10.98.0.2; do
-	IFS=: read -r ns nic addr <<<"$x"
-	ip netns add "$ns"
-	ip link set "$nic" netns "$ns"
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set "$nic" up
-	ip -n "$ns" addr add "$addr/24" dev "$nic"
-done
+four_nics || exit 1
+hosts_ab
 ferryd_up
 ctl workers 1 >/dev/null
 for x in p0:"$N0" p1:"$N2"; do
