@@ -386,7 +386,8 @@ static void test_usage_from_rows(void **state)
 	(void)state;
 	usage_is("port add",
 		 "NAME dev IFNAME [queues N|A-B] [mode auto|zc|copy] "
-		 "[xdp native|generic] [busy-poll on|off|prefer] [default xsk|pass] "
+		 "[xdp native|generic] [busy-poll on|off|prefer] [default "
+		 "xsk|pass] "
 		 "[spread cpus CPULIST [via direct|cpumap]] "
 		 "[backend native|dpdk] [xdp-restore on|off]");
 	usage_is("steer add",
