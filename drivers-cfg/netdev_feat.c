@@ -120,8 +120,7 @@ int ferry_genl_family_parse(const void *buf, size_t len, const char *name,
 
 		if (nh->nlmsg_type != GENL_ID_CTRL)
 			return -EBADMSG;
-		mnl_attr_for_each(a, nh, sizeof(struct genlmsghdr))
-		{
+		mnl_attr_for_each(a, nh, sizeof(struct genlmsghdr)) {
 			switch (mnl_attr_get_type(a)) {
 			case CTRL_ATTR_FAMILY_ID:
 				if (mnl_attr_validate(a, MNL_TYPE_U16) < 0)
@@ -169,8 +168,7 @@ static int dev_attrs(const struct nlmsghdr *nh, struct ferry_netdev_feat *f)
 	bool have_ifindex = false;
 
 	memset(f, 0, sizeof(*f));
-	mnl_attr_for_each(a, nh, sizeof(struct genlmsghdr))
-	{
+	mnl_attr_for_each(a, nh, sizeof(struct genlmsghdr)) {
 		switch (mnl_attr_get_type(a)) {
 		case NETDEV_A_DEV_IFINDEX:
 			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)

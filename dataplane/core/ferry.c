@@ -256,13 +256,10 @@ static int spread_check(const struct ferry *f,
  * and without an `xdp` keyword the profile picks native or generic XDP.
  * Zero-copy is the driver's own answer where the kernel has the netdev
  * family (p->caps), the profile's where not. An explicit request is
- * always tried as asked.
- */
-/*
- * The bind mode and the XDP mode from the request, the driver's answers
- * and its profile. An MTU whose frames a zero-copy socket here cannot take
- * whole (ferry_port_zc_frame_max) makes `mode auto` bind in copy mode,
- * which takes multi-buffer frames on every driver, and refuses `mode zc`.
+ * always tried as asked. An MTU whose frames a zero-copy socket here
+ * cannot take whole (ferry_port_zc_frame_max) makes `mode auto` bind in
+ * copy mode, which takes multi-buffer frames on every driver, and refuses
+ * `mode zc` (EMSGSIZE).
  */
 static int port_apply_profile(struct ferry_port *p,
 			      const struct ferry_port_params *pp, uint32_t mtu,

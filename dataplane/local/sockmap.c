@@ -934,11 +934,11 @@ static int listener_seed_one(const struct nlmsghdr *h, void *data)
 	if (mnl_nlmsg_get_payload_len(h) < sizeof(*m))
 		return MNL_CB_OK;
 	m = mnl_nlmsg_get_payload(h);
-	mnl_attr_for_each(a, h,
-			  sizeof(*m)) if (mnl_attr_get_type(a) ==
-						  INET_DIAG_CGROUP_ID &&
-					  !mnl_attr_validate(a, MNL_TYPE_U64))
-		cg = mnl_attr_get_u64(a);
+	mnl_attr_for_each(a, h, sizeof(*m)) {
+		if (mnl_attr_get_type(a) == INET_DIAG_CGROUP_ID &&
+		    !mnl_attr_validate(a, MNL_TYPE_U64))
+			cg = mnl_attr_get_u64(a);
+	}
 	k.port = ntohs(m->id.idiag_sport);
 	if (!cg || !ports_match(c->p, k.port))
 		return MNL_CB_OK;
