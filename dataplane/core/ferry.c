@@ -265,16 +265,13 @@ static int port_apply_profile(struct ferry_port *p,
 			      const struct ferry_port_params *pp, uint32_t mtu,
 			      struct ferry_err *msg)
 {
-	/* the longest frame: the MTU, an Ethernet header, a VLAN tag */
-	uint32_t frame = mtu + 18;
-
 	p->mode_bind = p->req.mode;
 	if (p->req.mode == FERRY_XSK_AUTO && !p->caps.zerocopy)
 		p->mode_bind = FERRY_XSK_COPY;
 	p->xdp_generic =
 		pp->xdp_given ? pp->xdp_generic : !p->profile->native_xdp;
 	if (p->mode_bind == FERRY_XSK_COPY || pp->dpdk ||
-	    frame <= ferry_port_zc_frame_max(p))
+	    ferry_port_zc_mtu_fits(p, mtu))
 		return 0;
 	if (p->mode_bind == FERRY_XSK_ZC)
 		return ferry_fail(
@@ -283,11 +280,12 @@ static int port_apply_profile(struct ferry_port *p,
 			"zero-copy one holds %u, as %s takes no multi-buffer "
 			"frames in zero-copy (%s); use 'mode copy' (whole "
 			"frames) or an MTU of at most %u",
-			p->ifname, mtu, frame, FERRY_ZC_SINGLE_FRAME, p->driver,
+			p->ifname, mtu, ferry_mtu_frame_max(mtu),
+			FERRY_ZC_SINGLE_FRAME, p->driver,
 			p->caps.zc_multibuf_from == FERRY_CAPS_KERNEL
 				? "kernel: xdp-zc-max-segs 1"
 				: "profile",
-			FERRY_ZC_SINGLE_FRAME - 18);
+			FERRY_ZC_SINGLE_FRAME - ferry_mtu_frame_max(0));
 	p->mode_bind = FERRY_XSK_COPY;
 	snprintf(p->caps.why_no_zc, sizeof(p->caps.why_no_zc),
 		 "MTU %u needs multi-buffer frames, which %s takes in copy "

@@ -75,7 +75,7 @@ static void check_link(int ifreq_fd, struct ferry_port *p)
 		ferry_port_set_mtu(p, mtu);
 		p->events.mtu_changed++;
 		p->mtu_warning[0] = '\0';
-		if (p->zerocopy && mtu + 18 > ferry_port_zc_frame_max(p)) {
+		if (p->zerocopy && !ferry_port_zc_mtu_fits(p, mtu)) {
 			snprintf(p->mtu_warning, sizeof(p->mtu_warning),
 				 "MTU %u: frames over %u bytes do not fit a "
 				 "zero-copy socket here (%s takes no multi-"

@@ -924,9 +924,7 @@ void ferry_port_set_down(struct ferry_port *p, bool down)
 
 void ferry_port_set_mtu(struct ferry_port *p, uint32_t mtu)
 {
-	/* What the kernel's own forwarding lets through (is_skb_forwardable):
-	 * MTU plus an Ethernet header and one VLAN tag. */
-	uint32_t max_frame = mtu + 14 + 4, i;
+	uint32_t max_frame = ferry_mtu_frame_max(mtu), i;
 
 	p->mtu = mtu;
 	for (i = 0; i < p->n_queues; i++) {

@@ -237,6 +237,13 @@ static inline bool ferry_port_busy_prefer(const struct ferry_port *p)
 		p->profile->busy_poll_tx);
 }
 
+/* The longest frame an MTU lets through, as the kernel's own forwarding
+ * has it (is_skb_forwardable): the MTU, an Ethernet header, a VLAN tag. */
+static inline uint32_t ferry_mtu_frame_max(uint32_t mtu)
+{
+	return mtu + 14 + 4;
+}
+
 /*
  * The longest frame a zero-copy socket of p receives: one UMEM frame less
  * the XDP headroom (256) where the driver takes no multi-buffer frames in
@@ -247,6 +254,13 @@ static inline bool ferry_port_busy_prefer(const struct ferry_port *p)
 static inline uint32_t ferry_port_zc_frame_max(const struct ferry_port *p)
 {
 	return p->caps.zc_multibuf ? UINT32_MAX : FERRY_ZC_SINGLE_FRAME;
+}
+
+/* Whether every frame mtu lets through fits a zero-copy socket of p. */
+static inline bool ferry_port_zc_mtu_fits(const struct ferry_port *p,
+					  uint32_t mtu)
+{
+	return ferry_mtu_frame_max(mtu) <= ferry_port_zc_frame_max(p);
 }
 
 /* Whether queue i (from q_first) of p sends what its socket's TX ring

@@ -95,9 +95,8 @@ void ferry_port_view(const struct ferry_port *p,
 						: "32 (kernel default)"));
 	json_object_set_new(o, "need_wakeup", json_true());
 	json_object_set_new(o, "busy_poll", json_boolean(p->req.busy_poll));
-	json_object_set_new(
-		o, "busy_poll_prefer",
-		json_boolean(p->req.busy_poll && ferry_port_busy_prefer(p)));
+	json_object_set_new(o, "busy_poll_prefer",
+			    json_boolean(ferry_port_busy_prefer(p)));
 	json_object_set_new(o, "app", json_string(app));
 	json_object_set_new(o, "default",
 			    json_string(p->default_action == FERRY_ACT_PASS
