@@ -25,6 +25,21 @@ set -euo pipefail
 
 sm_testbed
 
+# xfer PORT BYTES SERVER_ARGS...: BYTES in 64 KiB writes to a tcpx server
+# on PORT (SERVER_ARGS: its own): both ends exit 0, the writer was told of
+# every byte and met no error, the reader verified every byte.
+xfer() {
+	local port=$1 bytes=$2 rc=0
+	shift 2
+	sm_server "$port" "$@"
+	sm_client -d "127.0.0.1:$port" -n "$bytes" -m 65536 >"$TB_RUN/cli-$port.json" || rc=$?
+	wait "$SRV_PID" || rc=$?
+	assert_eq "$port: exit codes" 0 "$rc"
+	echo "writer: $(cat "$TB_RUN/cli-$port.json")"
+	assert_json '"\(.bytes) \(.errors)"' "$bytes 0" "$(cat "$TB_RUN/cli-$port.json")"
+	assert_json .ok true "$(cat "$TB_RUN/srv-$port.json")"
+	assert_json .bytes "$bytes" "$(cat "$TB_RUN/srv-$port.json")"
+}
 dir() {
 	tb_ctlj dut sockmap show | jq -c "[.data.flows[]? | select(.dst == \"127.0.0.1:$1\")] | first"
 }
@@ -42,11 +57,7 @@ assert_json .data.lag_max $LAG "$out"
 
 # ---- a flow that cannot lag past lag-max: all redirected, one verdict per window ----
 bytes=$((12 * 1024 * 1024))
-sm_server 7200
-sm_client -d 127.0.0.1:7200 -n $bytes -m 65536 >"$TB_RUN/cli-7200.json"
-wait "$SRV_PID"
-assert_json .ok true "$(cat "$TB_RUN/srv-7200.json")"
-assert_json .bytes $bytes "$(cat "$TB_RUN/srv-7200.json")"
+xfer 7200 $bytes
 d=$(dir 7200)
 echo "7200: $d"
 assert_json .path redirect "$d"
@@ -56,15 +67,7 @@ assert_json .verdict_runs $(((bytes + WIN - 1) / WIN)) "$d"
 
 # ---- a writer far ahead of a slow reader ----
 bytes=$((128 * 1024 * 1024))
-sm_server 7201 --rate 20M
-sm_client -d 127.0.0.1:7201 -n $bytes -m 65536 >"$TB_RUN/cli-7201.json"
-rc=0
-wait "$SRV_PID" || rc=$?
-assert_eq "slow reader: server exit code" 0 "$rc"
-echo "writer: $(cat "$TB_RUN/cli-7201.json")"
-assert_json '"\(.bytes) \(.errors)"' "$bytes 0" "$(cat "$TB_RUN/cli-7201.json")"
-assert_json .ok true "$(cat "$TB_RUN/srv-7201.json")"
-assert_json .bytes $bytes "$(cat "$TB_RUN/srv-7201.json")"
+xfer 7201 $bytes --rate 20M
 d=$(dir 7201)
 echo "7201: $d"
 assert_json .path tcp "$d"
